@@ -1,0 +1,1 @@
+"""The actor process entry point (installed as seed.actors). Imports no TensorFlow."""

@@ -1,0 +1,64 @@
+"""Actor process: k envs, one stream to the learner. Never imports TensorFlow.
+
+  python -m seed.actors.main --actor_id=0 --num_envs=4 --gin_file=gin/toy/vtrace.gin
+"""
+import asyncio
+import logging
+import signal
+import sys
+
+from absl import app
+from absl import flags
+
+from seed import config, security
+from seed.actor.client import Actor, LearnerRefused, make_envs
+from seed.envs import EnvConfig, env_spec
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string('server_address', 'localhost:8686', 'Learner host:port.')
+flags.DEFINE_integer('actor_id', 0, 'Unique id of this actor process.')
+flags.DEFINE_integer('num_envs', 4, 'Envs stepped by this process (k).')
+flags.DEFINE_multi_string('gin_file', [], 'Gin config files (only env bindings apply here).')
+flags.DEFINE_multi_string('gin_bindings', [], 'Gin bindings.')
+flags.DEFINE_integer('seed', 0, 'Base seed; env i of actor a uses seed + 1000·a + i.')
+flags.DEFINE_integer('max_steps', 0, 'Stop after this many steps of all k envs (0: never).')
+flags.DEFINE_string('tls_ca_file', None, 'PEM CA certificate: connect over TLS.')
+flags.DEFINE_string('auth_token_file', None, 'File with the learner\'s shared token.')
+
+
+def main(argv):
+  del argv
+  logging.getLogger().setLevel(logging.INFO)
+  config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings, skip_unknown=True)
+  env_config = EnvConfig()
+  envs = make_envs(env_config.make, FLAGS.num_envs, FLAGS.actor_id, FLAGS.seed)
+  credentials = security.channel_credentials(FLAGS.tls_ca_file)
+  channel_factory = None
+  if credentials is not None:
+    from grpc import aio  # pylint: disable=g-import-not-at-top
+    channel_factory = lambda address: aio.secure_channel(address, credentials)
+  actor = Actor(envs, env_spec(envs[0]), env_config.name, FLAGS.actor_id, FLAGS.server_address,
+                max_steps=FLAGS.max_steps, channel_factory=channel_factory,
+                auth_token=security.read_token(FLAGS.auth_token_file))
+  try:
+    asyncio.run(_run(actor))
+  except LearnerRefused as e:
+    logging.error('actor %d: the learner refused us: %s', FLAGS.actor_id, e)
+    sys.exit(2)
+  logging.info('actor %d stopped after %d steps, %d episodes', FLAGS.actor_id,
+               actor.steps_done, actor.episodes_done)
+
+
+async def _run(actor: Actor) -> None:
+  loop = asyncio.get_running_loop()
+  for signum in (signal.SIGINT, signal.SIGTERM):
+    loop.add_signal_handler(signum, actor.stop)
+  await actor.run()
+
+
+def run():
+  app.run(main)
+
+
+if __name__ == '__main__':
+  run()

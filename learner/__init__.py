@@ -1,0 +1,1 @@
+"""The learner process entry point (installed as seed.learner)."""

@@ -1,0 +1,77 @@
+"""Learner process: flags -> gin -> build -> serve and train.
+
+  python -m seed.learner.main --logdir=runs/x --gin_file=gin/toy/vtrace.gin
+"""
+import logging
+import os
+import sys
+
+from absl import app
+from absl import flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string('logdir', None, 'Run directory: checkpoints, summaries, logs. '
+                    'Training resumes from the checkpoint found here.')
+flags.DEFINE_string('agent', 'vtrace', 'Agent name (see seed.agents.AGENTS).')
+flags.DEFINE_multi_string('gin_file', [], 'Gin config files.')
+flags.DEFINE_multi_string('gin_bindings', [], 'Gin bindings, applied after the files.')
+flags.DEFINE_string('server_address', 'localhost:8686',
+                    'host:port to listen on. Stays on localhost unless told otherwise; '
+                    'listen on other interfaces only with --tls_cert_file and --auth_token_file.')
+flags.DEFINE_integer('inference_batch_size', 64, 'Most envs in one inference batch.')
+flags.DEFINE_float('max_wait_ms', 5.0, 'Run a partial batch after waiting this long.')
+flags.DEFINE_float('checkpoint_interval_s', 300.0, 'Seconds between checkpoints.')
+flags.DEFINE_float('progress_interval_s', 5.0, 'Seconds between progress lines/summaries.')
+flags.DEFINE_integer('max_env_frames', 0, 'Stop after this many env frames (0: never).')
+flags.DEFINE_float('target_return', None, 'Stop once the mean return of the last '
+                   '--return_window episodes reaches this.')
+flags.DEFINE_integer('return_window', 20, 'Episodes in the reported mean return.')
+flags.DEFINE_integer('max_message_mb', 16, 'Largest message accepted from an actor.')
+flags.DEFINE_integer('seed', 0, 'Seed of the env probe and the agent.')
+flags.DEFINE_string('tls_cert_file', None, 'PEM certificate: serve over TLS.')
+flags.DEFINE_string('tls_key_file', None, 'PEM private key for --tls_cert_file.')
+flags.DEFINE_string('auth_token_file', None, 'File with a shared token actors must present.')
+flags.mark_flag_as_required('logdir')
+
+
+def main(argv):
+  del argv
+  from seed import config, security  # pylint: disable=g-import-not-at-top
+  from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
+
+  os.makedirs(FLAGS.logdir, exist_ok=True)
+  _log_to_file(os.path.join(FLAGS.logdir, 'logs', 'learner.log'))
+  security.check_listen_address(FLAGS.server_address, FLAGS.tls_cert_file,
+                                FLAGS.auth_token_file)
+  config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
+  options = LearnerOptions(
+      logdir=FLAGS.logdir, agent=FLAGS.agent, server_address=FLAGS.server_address,
+      inference_batch_size=FLAGS.inference_batch_size, max_wait_ms=FLAGS.max_wait_ms,
+      checkpoint_interval_s=FLAGS.checkpoint_interval_s,
+      progress_interval_s=FLAGS.progress_interval_s, max_env_frames=FLAGS.max_env_frames,
+      target_return=FLAGS.target_return, return_window=FLAGS.return_window,
+      max_message_bytes=FLAGS.max_message_mb << 20,
+      auth_token=security.read_token(FLAGS.auth_token_file),
+      credentials=security.server_credentials(FLAGS.tls_cert_file, FLAGS.tls_key_file),
+      seed=FLAGS.seed)
+  learner = Learner(options)
+  config.write_run_config(FLAGS.logdir, FLAGS.flags_into_string())
+  logging.info('agent %s on %s (%s); resumed: %s', FLAGS.agent, learner.env_name,
+               learner.env_spec.describe(), learner.resumed)
+  sys.exit(learner.run())
+
+
+def _log_to_file(path: str) -> None:
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  handler = logging.FileHandler(path)
+  handler.setFormatter(logging.Formatter('%(asctime)s %(levelname)s %(name)s: %(message)s'))
+  logging.getLogger().addHandler(handler)
+  logging.getLogger().setLevel(logging.INFO)
+
+
+def run():
+  app.run(main)
+
+
+if __name__ == '__main__':
+  run()

@@ -1,0 +1,156 @@
+"""Actor loop: k envs, one stream to the learner, reconnect with backoff."""
+import asyncio
+import logging
+import time
+import uuid
+from typing import Callable, List, Optional, Sequence
+
+import grpc
+from grpc import aio
+import numpy as np
+
+from seed import protocol
+from seed.envs.spec import EnvSpec
+from seed.proto import actor_learner_pb2 as pb
+from seed.proto import actor_learner_pb2_grpc as pb_grpc
+
+_log = logging.getLogger(__name__)
+
+# Statuses that mean "the learner refused what we sent": retrying the same
+# envs and specs cannot help, so the actor stops and says why.
+REFUSALS = frozenset({grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION,
+                      grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.UNAUTHENTICATED,
+                      grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNIMPLEMENTED})
+
+
+class LearnerRefused(Exception):
+  """The learner ended our stream with a refusal status."""
+
+  def __init__(self, code: grpc.StatusCode, details: str):
+    super().__init__(f'{code.name}: {details}')
+    self.code = code
+
+
+class Actor:
+  """Steps `envs` in lockstep with the learner's actions.
+
+  Each (re)connection uses a fresh run id, so the learner drops whatever it
+  held for this actor; the envs are reset too, so no episode straddles two runs.
+  """
+
+  def __init__(self, envs: Sequence, env_spec: EnvSpec, env_name: str, actor_id: int,
+               server_address: str, *, max_steps: int = 0,
+               channel_factory: Optional[Callable[[str], aio.Channel]] = None,
+               auth_token: Optional[str] = None, initial_backoff_s: float = 0.5,
+               max_backoff_s: float = 10.0, max_message_bytes: int = 64 << 20):
+    self._envs = list(envs)
+    self._spec = env_spec
+    self._env_name = env_name
+    self._actor_id = actor_id
+    self._address = server_address
+    self._max_steps = max_steps
+    self._auth_token = auth_token
+    self._initial_backoff_s = initial_backoff_s
+    self._max_backoff_s = max_backoff_s
+    self._channel_factory = channel_factory or (lambda address: aio.insecure_channel(
+        address, options=[('grpc.max_send_message_length', max_message_bytes),
+                          ('grpc.max_receive_message_length', max_message_bytes)]))
+    self._stop = asyncio.Event()
+    self.steps_done = 0
+    self.episodes_done = 0
+    self.connections = 0
+
+  def stop(self) -> None:
+    """Ends the loop after the current step (safe from a signal handler)."""
+    self._stop.set()
+
+  async def run(self) -> None:
+    """Runs until stop(), max_steps, or a refusal (raised as LearnerRefused)."""
+    backoff_s = self._initial_backoff_s
+    while not self._done():
+      try:
+        await self._session()
+        backoff_s = self._initial_backoff_s
+      except aio.AioRpcError as e:
+        if e.code() in REFUSALS:
+          raise LearnerRefused(e.code(), e.details()) from None
+        if self._done():
+          break
+        _log.warning('learner at %s unavailable (%s: %s); retrying in %.1f s', self._address,
+                     e.code().name, e.details(), backoff_s)
+        try:
+          await asyncio.wait_for(self._stop.wait(), backoff_s)
+        except asyncio.TimeoutError:
+          pass
+        backoff_s = min(backoff_s * 2, self._max_backoff_s)
+
+  def _done(self) -> bool:
+    return self._stop.is_set() or (self._max_steps > 0 and self.steps_done >= self._max_steps)
+
+  async def _session(self) -> None:
+    run_id = uuid.uuid4().hex
+    metadata = (('authorization', f'Bearer {self._auth_token}'),) if self._auth_token else None
+    async with self._channel_factory(self._address) as channel:
+      call = pb_grpc.LearnerStub(channel).Act(metadata=metadata)
+      await call.write(protocol.make_hello(
+          self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=len(self._envs),
+          env_name=self._env_name))
+      welcome = await self._read(call)
+      if welcome.WhichOneof('kind') != 'welcome':
+        raise LearnerRefused(grpc.StatusCode.FAILED_PRECONDITION,
+                             f'expected a welcome, got {welcome.WhichOneof("kind")}')
+      self.connections += 1
+      _log.info('actor %d connected to learner %s (run %s)', self._actor_id,
+                welcome.welcome.learner_id[:8], run_id[:8])
+      num_envs = len(self._envs)
+      observations = [env.reset()[0] for env in self._envs]
+      rewards = np.zeros(num_envs, np.float32)
+      terminated = np.zeros(num_envs, bool)
+      truncated = np.zeros(num_envs, bool)
+      while not self._done():
+        await call.write(protocol.make_step(np.stack(observations), rewards, terminated,
+                                            truncated))
+        reply = await self._read(call)
+        actions = protocol.decode_tensor(reply.actions.actions, 'actions')
+        protocol.check_actions(actions, self._spec, num_envs)
+        for i, env in enumerate(self._envs):
+          observation, reward, terminated[i], truncated[i], _ = env.step(_to_env(actions[i]))
+          rewards[i] = reward
+          if terminated[i] or truncated[i]:
+            observation, _ = env.reset()
+            self.episodes_done += 1
+          observations[i] = observation
+        self.steps_done += 1
+      await call.done_writing()
+
+  @staticmethod
+  async def _read(call) -> pb.LearnerMessage:
+    message = await call.read()
+    if message is aio.EOF:
+      code = await call.code()
+      details = await call.details()
+      raise aio.AioRpcError(code, None, None, details=details or 'stream closed by learner')
+    return message
+
+
+def _to_env(action: np.ndarray):
+  return int(action) if action.ndim == 0 else action
+
+
+def make_envs(make_env: Callable[[int], object], num_envs: int, actor_id: int,
+              seed: int) -> List[object]:
+  """k envs with distinct seeds: seed + 1000·actor_id + i."""
+  return [make_env(seed + 1000 * actor_id + i) for i in range(num_envs)]
+
+
+class RateMeter:
+  """Steps per second since the last call (for the actor's own log line)."""
+
+  def __init__(self):
+    self._last_time, self._last_count = time.monotonic(), 0
+
+  def rate(self, count: int) -> float:
+    now = time.monotonic()
+    rate = (count - self._last_count) / max(now - self._last_time, 1e-9)
+    self._last_time, self._last_count = now, count
+    return rate

@@ -1,0 +1,18 @@
+"""Agents: one folder each (config, networks, loss, learner step).
+
+Agents are named here and imported lazily, so that naming one does not import
+TensorFlow (or another agent's code).
+"""
+import importlib
+
+AGENTS = {
+    'vtrace': 'seed.agents.vtrace.agent:VTraceAgent',
+}
+
+
+def agent_class(name: str):
+  """The agent class registered as `name`."""
+  if name not in AGENTS:
+    raise ValueError(f'unknown agent {name!r}; known agents: {", ".join(sorted(AGENTS))}')
+  module_name, class_name = AGENTS[name].split(':')
+  return getattr(importlib.import_module(module_name), class_name)

@@ -1,0 +1,77 @@
+"""The contract between an agent and the shared learner machinery.
+
+The inference server, batcher, unroll builder, agent input, checkpointing and
+logging know nothing about a particular agent: they talk to it only through
+this interface.
+
+Step conventions (the same for every agent). For one env, step t holds:
+  observation[t]  the observation the actor sent at step t,
+  reward[t]       the reward received on the transition that led to observation[t],
+  terminated[t]   that transition ended the episode (observation[t] is then the
+                  first observation of the next episode, after the actor's reset),
+  truncated[t]    that transition hit a time limit (likewise, observation[t] is a reset one),
+  action[t]       the action the policy chose at observation[t],
+  plus whatever else `inference` returns in `policy_outputs` (e.g. `logits`).
+An unroll is `unroll_length + 1` consecutive steps; consecutive unrolls of one
+env share their boundary step. `core_state` is the recurrent state before step 0.
+"""
+import abc
+from typing import Any, Dict, Mapping, Tuple
+
+import numpy as np
+
+# Field names every unroll carries, besides the agent's own policy outputs.
+STEP_FIELDS = ('observation', 'reward', 'terminated', 'truncated', 'action')
+
+
+class Agent(abc.ABC):
+  """What the learner needs from an agent."""
+
+  # 'fifo': each unroll is used once, in arrival order (on-policy: V-trace, PPO).
+  # 'replay': unrolls go to a replay buffer (R2D2, SAC).
+  input_kind: str = 'fifo'
+
+  @property
+  @abc.abstractmethod
+  def unroll_length(self) -> int:
+    """T: unrolls hold T + 1 steps."""
+
+  @property
+  @abc.abstractmethod
+  def batch_size(self) -> int:
+    """Unrolls per train step."""
+
+  @abc.abstractmethod
+  def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
+    """Recurrent state for `num_envs` fresh envs, each array [num_envs, ...]; () if stateless."""
+
+  @abc.abstractmethod
+  def inference(self, observation, reward, done, core_state) -> Tuple[Any, Dict[str, Any], Tuple]:
+    """One batched policy step; a `tf.function`.
+
+    Args: observation [B, *obs_shape], reward [B] float32, done [B] bool (the
+    step starts a new episode: the agent resets its recurrent state for those
+    rows), core_state (tuple of [B, ...]).
+    Returns (action [B, ...], policy_outputs {name: [B, ...]}, new core_state).
+    The server pads B to a few fixed sizes so this never retraces after warm-up.
+    """
+
+  @abc.abstractmethod
+  def train_step(self, batch: Mapping[str, np.ndarray]) -> Dict[str, float]:
+    """One update from a batch of unrolls; returns scalar logs (losses, entropy, ...).
+
+    `batch` maps each of STEP_FIELDS and each policy output to an array
+    [batch_size, unroll_length + 1, ...], and 'core_state' to a tuple of
+    [batch_size, ...] arrays.
+    """
+
+  @abc.abstractmethod
+  def checkpoint_items(self) -> Dict[str, Any]:
+    """Trackables to save and restore whole (model, optimizer, ...)."""
+
+  def warm_up(self, batch_sizes) -> None:
+    """Trace `inference` for each padded batch size and build the optimizer.
+
+    Called once before serving and before restoring a checkpoint, so that
+    every variable exists when the checkpoint is read.
+    """

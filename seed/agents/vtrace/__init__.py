@@ -1,0 +1,5 @@
+"""IMPALA / V-trace agent: `agent.VTraceAgent`, its networks and loss.
+
+Import the submodules explicitly; this package must stay importable without
+TensorFlow, like the rest of `seed` outside the learner.
+"""

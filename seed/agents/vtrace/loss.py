@@ -1,0 +1,101 @@
+"""The IMPALA loss: V-trace policy gradient + baseline regression + entropy bonus.
+
+A pure function of arrays: it reads no flags or configuration, so the agent
+decides discounts, reward clipping and coefficients and tests can call it on
+hand-made numbers.
+
+Reduction: every term is summed over time and averaged over the batch, i.e. a
+per-unroll loss. IMPALA (scalable_agent) summed over both axes, SEED's learner
+averages over both; summing over time keeps the loss scale independent of the
+batch size while keeping the per-trajectory scale IMPALA's max_grad_norm = 40
+was tuned for. With Adam the choice only matters through epsilon and clipping.
+"""
+from typing import Dict, Tuple
+
+import tensorflow as tf
+
+from seed.losses import vtrace
+
+
+def _sum_time_mean_batch(x: tf.Tensor) -> tf.Tensor:
+  """[T, B] -> scalar: sum over time, mean over batch."""
+  return tf.reduce_mean(tf.reduce_sum(x, axis=0))
+
+
+def policy_entropy(logits) -> tf.Tensor:
+  """Entropy (nats) of the categorical policy, [..., A] -> [...]."""
+  logits = tf.convert_to_tensor(logits, tf.float32)
+  log_probs = tf.nn.log_softmax(logits)
+  return -tf.reduce_sum(tf.exp(log_probs) * log_probs, axis=-1)
+
+
+def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_value,
+                rewards, discounts, truncated, baseline_cost, entropy_cost,
+                clip_rho_threshold=1.0, clip_pg_rho_threshold=1.0,
+                lambda_=1.0) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
+  """IMPALA loss over T transitions of B unrolls, all time-major.
+
+  Args:
+    target_logits: [T, B, A] logits of the policy being trained (differentiable).
+    behaviour_logits: [T, B, A] logits the actors sampled from.
+    actions: [T, B] integer actions taken.
+    values: [T, B] V(x_t) of the network being trained (differentiable).
+    bootstrap_value: [B] V(x_T); only enters the (gradient-stopped) targets.
+    rewards: [T, B] rewards of the transitions t -> t+1, already clipped if wanted.
+    discounts: [T, B] gamma * (1 - terminated) of the transitions t -> t+1.
+    truncated: [T, B] bool or None; a truncated transition contributes nothing
+      (vs_t = v_t, zero advantage), see `seed.losses.vtrace`.
+    baseline_cost: weight of the baseline loss.
+    entropy_cost: weight of the entropy bonus.
+    clip_rho_threshold: V-trace rho-bar; None disables clipping.
+    clip_pg_rho_threshold: clip of the policy-gradient importance weights.
+    lambda_: V-trace lambda in [0, 1].
+
+  Returns:
+    (total_loss, components): scalars, with
+      policy_loss + baseline_loss + entropy_loss == total_loss, where
+      policy_loss   = sum_t mean_b -log pi(a_t|x_t) * pg_advantage_t,
+      baseline_loss = baseline_cost * sum_t mean_b 0.5 * (vs_t - v_t)^2,
+      entropy_loss  = -entropy_cost * sum_t mean_b H(pi(.|x_t)),
+    and, for logging only, entropy (mean per-step policy entropy), mean_rho
+    (mean importance weight pi/mu of the taken actions) and mean_value.
+  """
+  target_logits = tf.convert_to_tensor(target_logits, tf.float32)
+  behaviour_logits = tf.convert_to_tensor(behaviour_logits, tf.float32)
+  values = tf.convert_to_tensor(values, tf.float32)
+  if target_logits.shape.rank is not None and target_logits.shape.rank != 3:
+    raise ValueError(
+        f'target_logits has shape {target_logits.shape}, expected rank 3 [T, B, A].')
+  if not behaviour_logits.shape.is_compatible_with(target_logits.shape):
+    raise ValueError(f'behaviour_logits has shape {behaviour_logits.shape}, expected '
+                     f'the shape of target_logits {target_logits.shape}.')
+
+  target_log_probs = vtrace.log_probs_from_logits_and_actions(target_logits, actions)
+  behaviour_log_probs = vtrace.log_probs_from_logits_and_actions(
+      behaviour_logits, actions)
+  # The importance weights are weights, not something to optimise through.
+  log_rhos = tf.stop_gradient(target_log_probs - behaviour_log_probs)
+  returns = vtrace.vtrace_from_importance_weights(
+      log_rhos=log_rhos, discounts=discounts, rewards=rewards,
+      values=tf.stop_gradient(values),
+      bootstrap_value=tf.stop_gradient(bootstrap_value), truncated=truncated,
+      clip_rho_threshold=clip_rho_threshold,
+      clip_pg_rho_threshold=clip_pg_rho_threshold, lambda_=lambda_)
+  # V-trace already stops gradients; repeated here because this loss is only
+  # correct if the targets are constants, whatever the returns module does.
+  vs = tf.stop_gradient(returns.vs)
+  pg_advantages = tf.stop_gradient(returns.pg_advantages)
+
+  policy_loss = _sum_time_mean_batch(-target_log_probs * pg_advantages)
+  baseline_loss = baseline_cost * _sum_time_mean_batch(0.5 * tf.square(vs - values))
+  entropy = policy_entropy(target_logits)
+  entropy_loss = -entropy_cost * _sum_time_mean_batch(entropy)
+  total_loss = policy_loss + baseline_loss + entropy_loss
+  return total_loss, {
+      'policy_loss': policy_loss,
+      'baseline_loss': baseline_loss,
+      'entropy_loss': entropy_loss,
+      'entropy': tf.reduce_mean(entropy),
+      'mean_rho': tf.reduce_mean(tf.exp(log_rhos)),
+      'mean_value': tf.reduce_mean(values),
+  }

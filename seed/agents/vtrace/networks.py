@@ -1,0 +1,224 @@
+"""Policy + value networks for the V-trace agent, built from Keras 3 layers.
+
+One network gives the policy logits [B, A] and the baseline V(x) [B] for a batch
+of observations, optionally through an LSTM core. It exposes two calls that
+compute the same function:
+  * `step`: one time step for a batch, used by inference on the actors' behalf;
+  * `unroll`: T time steps at once, used by the learner, which must recompute
+    exactly the logits the actors acted on (that is what makes rho = 1 on-policy).
+Both reset the LSTM state to zeros for rows whose `done` is True *before* they
+process that step, since such a step holds the first observation of an episode.
+
+Image torsos take observations channels first, [C, H, W] per env (the Atari
+wrapper stacks 4 frames first: uint8 [4, 84, 84]); they move channels last
+inside, because TensorFlow's CPU convolutions only run NHWC. uint8 observations
+are scaled to [0, 1]; other dtypes are only cast to float32.
+
+Every variable is created eagerly in the constructor (on a dummy batch of one),
+so `tf.train.Checkpoint` finds them all without a first call.
+"""
+from typing import Sequence, Tuple
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+TORSOS = ('mlp', 'nature', 'impala_shallow')
+# 'auto' picks a torso from the observation rank.
+TORSO_CHOICES = ('auto',) + TORSOS
+
+# (filters, kernel size, stride) of each convolution, then the dense layer's width.
+_CONV_SPECS = {
+    # Mnih et al. 2015, "Human-level control through deep RL".
+    'nature': (((32, 8, 4), (64, 4, 2), (64, 3, 1)), 512),
+    # Espeholt et al. 2018, "IMPALA", the shallow model (figure 3, left).
+    'impala_shallow': (((16, 8, 4), (32, 4, 2)), 256),
+}
+
+
+def resolve_torso(torso: str, observation_shape: Sequence[int]) -> str:
+  """Maps 'auto' to a concrete torso and checks that it fits the observations.
+
+  Args:
+    torso: one of TORSO_CHOICES.
+    observation_shape: per-env observation shape (without the batch dim).
+
+  Returns:
+    One of TORSOS.
+
+  Raises:
+    ValueError: for an unknown torso, or an observation rank it cannot take.
+  """
+  rank = len(observation_shape)
+  if torso not in TORSO_CHOICES:
+    raise ValueError(f'Unknown torso {torso!r}; accepted: {", ".join(TORSO_CHOICES)}.')
+  if torso == 'auto':
+    if rank <= 2:
+      return 'mlp'
+    if rank == 3:
+      return 'nature'
+    raise ValueError(
+        f"torso='auto' has no torso for rank-{rank} observations of shape "
+        f'{tuple(observation_shape)}; it takes rank 0-2 (mlp) or rank 3 [C, H, W] '
+        "(nature). Pass torso='mlp' to flatten them.")
+  if torso in _CONV_SPECS and rank != 3:
+    raise ValueError(
+        f'torso={torso!r} needs channels-first image observations [C, H, W], got '
+        f'shape {tuple(observation_shape)}; use torso=\'mlp\' for vector observations.')
+  return torso
+
+
+class PolicyValueNetwork(keras.layers.Layer):
+  """Torso (+ optional LSTM) + policy and baseline heads.
+
+  The recurrent state, when `use_lstm`, is the tuple (c, h) of [B, lstm_size]
+  float32 arrays; without an LSTM it is the empty tuple.
+  """
+
+  def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
+               num_actions: int, *, torso: str = 'auto',
+               mlp_hidden_sizes: Sequence[int] = (64, 64), use_lstm: bool = False,
+               lstm_size: int = 256, seed: int = 0, name: str = 'policy_value'):
+    super().__init__(name=name)
+    self._observation_shape = tuple(int(d) for d in observation_shape)
+    self._observation_dtype = tf.as_dtype(np.dtype(observation_dtype))
+    self._num_actions = int(num_actions)
+    self._torso_name = resolve_torso(torso, self._observation_shape)
+    self._use_lstm = bool(use_lstm)
+    self._lstm_size = int(lstm_size)
+    # A fixed integer seed makes a Keras 3 initializer return the same values on
+    # every call, so each layer draws its own seed from this stream.
+    self._seed_stream = np.random.default_rng(seed)
+
+    if self._torso_name == 'mlp':
+      self._torso_layers = [
+          keras.layers.Dense(int(size), activation='relu', name=f'mlp_{i}',
+                             kernel_initializer=self._glorot())
+          for i, size in enumerate(mlp_hidden_sizes)]
+    else:
+      convs, dense_size = _CONV_SPECS[self._torso_name]
+      self._torso_layers = [
+          keras.layers.Conv2D(filters, kernel, strides=stride, activation='relu',
+                              padding='valid', name=f'conv_{i}',
+                              kernel_initializer=self._glorot())
+          for i, (filters, kernel, stride) in enumerate(convs)]
+      self._torso_layers.append(keras.layers.Flatten(name='flatten'))
+      self._torso_layers.append(keras.layers.Dense(
+          dense_size, activation='relu', name='fc', kernel_initializer=self._glorot()))
+    self._lstm = None
+    if self._use_lstm:
+      self._lstm = keras.layers.LSTMCell(
+          self._lstm_size, name='lstm', kernel_initializer=self._glorot(),
+          recurrent_initializer=keras.initializers.Orthogonal(seed=self._next_seed()))
+    self._policy_head = keras.layers.Dense(
+        self._num_actions, name='policy_logits', kernel_initializer=self._glorot())
+    self._baseline_head = keras.layers.Dense(
+        1, name='baseline', kernel_initializer=self._glorot())
+
+    # Build every variable now, in a fixed order: optimizer slots are saved by
+    # position, so two networks with the same config must list variables alike.
+    self.step(tf.zeros((1,) + self._observation_shape, self._observation_dtype),
+              tf.zeros([1], tf.bool), self.initial_state(1))
+    self.built = True
+
+  def _next_seed(self) -> int:
+    return int(self._seed_stream.integers(2**31 - 1))
+
+  def _glorot(self):
+    return keras.initializers.GlorotUniform(seed=self._next_seed())
+
+  @property
+  def torso(self) -> str:
+    """The concrete torso in use (never 'auto')."""
+    return self._torso_name
+
+  @property
+  def use_lstm(self) -> bool:
+    return self._use_lstm
+
+  def initial_state(self, batch_size: int) -> Tuple[tf.Tensor, ...]:
+    """Zero recurrent state (c, h) for `batch_size` rows; () without an LSTM."""
+    if not self._use_lstm:
+      return ()
+    zeros = tf.zeros([batch_size, self._lstm_size], tf.float32)
+    return (zeros, zeros)
+
+  def _torso(self, observation: tf.Tensor) -> tf.Tensor:
+    """[N, *observation_shape] -> [N, features] float32."""
+    x = tf.cast(observation, tf.float32)
+    if observation.dtype == tf.uint8:
+      x = x * (1.0 / 255.0)
+    if self._torso_name == 'mlp':
+      x = tf.reshape(x, [tf.shape(x)[0], int(np.prod(self._observation_shape))])
+    else:
+      x = tf.transpose(x, [0, 2, 3, 1])  # [N, C, H, W] -> [N, H, W, C].
+    for layer in self._torso_layers:
+      x = layer(x)
+    return x
+
+  def _heads(self, features: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+    """[N, F] -> (logits [N, A], baseline [N])."""
+    return self._policy_head(features), tf.squeeze(self._baseline_head(features), -1)
+
+  def _lstm_step(self, features, done, state):
+    """One LSTM step with the state zeroed where `done`; returns (output, (c, h))."""
+    c, h = state
+    reset = tf.expand_dims(tf.convert_to_tensor(done, tf.bool), -1)
+    c = tf.where(reset, tf.zeros_like(c), c)
+    h = tf.where(reset, tf.zeros_like(h), h)
+    output, (new_h, new_c) = self._lstm(features, [h, c])
+    return output, (new_c, new_h)
+
+  def step(self, observation, done, core_state):
+    """One time step.
+
+    Args:
+      observation: [B, *observation_shape].
+      done: [B] bool, the step starts an episode (the LSTM state is reset first).
+      core_state: () or (c, h), each [B, lstm_size].
+
+    Returns:
+      (logits [B, A] float32, baseline [B] float32, new core_state).
+    """
+    features = self._torso(tf.convert_to_tensor(observation))
+    new_state = ()
+    if self._use_lstm:
+      features, new_state = self._lstm_step(features, done, tuple(core_state))
+    logits, baseline = self._heads(features)
+    return logits, baseline, new_state
+
+  def unroll(self, observations, done, core_state):
+    """T time steps, the same function as T calls of `step`.
+
+    Args:
+      observations: [T, B, *observation_shape], time-major.
+      done: [T, B] bool.
+      core_state: () or (c, h), each [B, lstm_size]: the state before step 0.
+
+    Returns:
+      (logits [T, B, A], baseline [T, B], core_state after step T - 1).
+    """
+    observations = tf.convert_to_tensor(observations)
+    done = tf.convert_to_tensor(done, tf.bool)
+    time_batch = tf.shape(observations)[:2]
+    # The torso has no memory, so all T * B rows go through it in one batch.
+    features = self._torso(
+        tf.reshape(observations, (-1,) + self._observation_shape))
+    final_state = ()
+    if self._use_lstm:
+      features = tf.reshape(
+          features, tf.concat([time_batch, [features.shape[-1]]], 0))
+
+      def scan_step(state, inputs):
+        features_t, done_t = inputs
+        _, new_state = self._lstm_step(features_t, done_t, state)
+        return new_state
+
+      # The LSTM output is its new h, so scanning the state gives the outputs too.
+      cs, hs = tf.scan(scan_step, (features, done), initializer=tuple(core_state))
+      final_state = (cs[-1], hs[-1])
+      features = tf.reshape(hs, [-1, self._lstm_size])
+    logits, baseline = self._heads(features)
+    logits = tf.reshape(logits, tf.concat([time_batch, [self._num_actions]], 0))
+    baseline = tf.reshape(baseline, time_batch)
+    return logits, baseline, final_state

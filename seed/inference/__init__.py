@@ -1,0 +1,1 @@
+"""Central inference: gRPC server, batcher, per-env state and unroll building."""

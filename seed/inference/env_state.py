@@ -1,0 +1,71 @@
+"""What the learner keeps per env: recurrent state, partial unroll, episode stats."""
+import dataclasses
+import threading
+from typing import Callable, Dict, List, Tuple
+
+import grpc
+import numpy as np
+
+from seed.inference.unroll_builder import UnrollBuilder
+from seed.protocol import ProtocolError
+
+
+@dataclasses.dataclass(eq=False)
+class EnvSlot:
+  """One env of one actor, as the learner tracks it."""
+  actor_id: int
+  index: int
+  run_id: str
+  core_state: Tuple[np.ndarray, ...]
+  unroll: UnrollBuilder
+  # The first step after a (re)connection is a reset, not a transition.
+  has_previous_step: bool = False
+  episode_return: float = 0.0
+  episode_steps: int = 0
+
+
+class EnvTable:
+  """All envs of all connected actors, keyed by (actor_id, env index).
+
+  A new run id from an actor (a restart or a reconnect) replaces that actor's
+  slots with fresh ones: recurrent state zeroed, partial unrolls dropped. A batch
+  already in flight keeps writing to the old slot objects, which are then
+  unreachable, so nothing of the old run leaks into the new one.
+  """
+
+  def __init__(self, initial_core_state: Callable[[], Tuple[np.ndarray, ...]],
+               unroll_length: int):
+    self._initial_core_state = initial_core_state
+    self._unroll_length = unroll_length
+    self._slots: Dict[int, List[EnvSlot]] = {}
+    self._connected: Dict[int, str] = {}  # actor_id -> run_id of the open stream
+    self._lock = threading.Lock()
+
+  def connect(self, actor_id: int, run_id: str, num_envs: int) -> List[EnvSlot]:
+    with self._lock:
+      if actor_id in self._connected:
+        raise ProtocolError(
+            grpc.StatusCode.ALREADY_EXISTS,
+            f'actor_id {actor_id} is already connected (run id {self._connected[actor_id]}); '
+            'give every actor process its own --actor_id')
+      slots = self._slots.get(actor_id)
+      if slots is None or slots[0].run_id != run_id or len(slots) != num_envs:
+        slots = [self._new_slot(actor_id, i, run_id) for i in range(num_envs)]
+        self._slots[actor_id] = slots
+      self._connected[actor_id] = run_id
+      return slots
+
+  def disconnect(self, actor_id: int, run_id: str) -> None:
+    with self._lock:
+      if self._connected.get(actor_id) == run_id:
+        del self._connected[actor_id]
+
+  @property
+  def num_connected_envs(self) -> int:
+    with self._lock:
+      return sum(len(self._slots[a]) for a in self._connected)
+
+  def _new_slot(self, actor_id: int, index: int, run_id: str) -> EnvSlot:
+    return EnvSlot(actor_id=actor_id, index=index, run_id=run_id,
+                   core_state=self._initial_core_state(),
+                   unroll=UnrollBuilder(self._unroll_length))

@@ -1,0 +1,121 @@
+"""The learner's gRPC server: one bidirectional stream per actor."""
+import asyncio
+import logging
+import uuid
+from typing import Optional
+
+import grpc
+from grpc import aio
+
+from seed import protocol
+from seed.envs.spec import EnvSpec
+from seed.inference.batcher import Batcher
+from seed.inference.env_state import EnvTable
+from seed.inference.step_processor import StepRequest
+from seed.proto import actor_learner_pb2 as pb
+from seed.protocol import ProtocolError
+
+_log = logging.getLogger(__name__)
+
+
+class InferenceService:
+  """Serves Learner.Act: hello, then one Step -> one Actions, until the actor leaves.
+
+  Anything wrong with one actor's messages ends that actor's stream with a
+  status naming the bad value; the other streams are not touched.
+  """
+
+  def __init__(self, env_name: str, env_spec: EnvSpec, env_table: EnvTable, batcher: Batcher,
+               max_envs_per_actor: int, auth_token: Optional[str] = None):
+    self._env_name = env_name
+    self._spec = env_spec
+    self._table = env_table
+    self._batcher = batcher
+    self._max_envs_per_actor = max_envs_per_actor
+    self._auth_token = auth_token
+    self.learner_id = uuid.uuid4().hex
+
+  def rpc_handler(self) -> grpc.GenericRpcHandler:
+    # Requests arrive as raw bytes so that undecodable ones get our own clear
+    # INVALID_ARGUMENT instead of gRPC's generic deserialization failure.
+    return grpc.method_handlers_generic_handler(protocol.SERVICE_NAME, {
+        'Act': grpc.stream_stream_rpc_method_handler(
+            self.act, request_deserializer=None,
+            response_serializer=pb.LearnerMessage.SerializeToString)})
+
+  async def act(self, request_iterator, context: aio.ServicerContext) -> None:
+    del request_iterator  # We read with context.read(): lockstep request/response.
+    hello = None
+    try:
+      self._check_token(context)
+      first = await context.read()
+      if first is aio.EOF:
+        return
+      message = protocol.parse_actor_message(first)
+      if message.WhichOneof('kind') != 'hello':
+        raise ProtocolError(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f'first message is a {message.WhichOneof("kind") or "empty message"}; '
+            'expected a hello (protocol version, actor id, run id, env name, specs)')
+      hello = message.hello
+      protocol.check_hello(hello, self._spec, self._env_name, self._max_envs_per_actor)
+      slots = self._table.connect(hello.actor_id, hello.run_id, hello.num_envs)
+      _log.info('actor %d connected (run %s, %d envs, peer %s)', hello.actor_id,
+                hello.run_id[:8], hello.num_envs, context.peer())
+      try:
+        await context.write(pb.LearnerMessage(welcome=pb.Welcome(
+            protocol_version=protocol.PROTOCOL_VERSION, learner_id=self.learner_id)))
+        await self._serve_steps(context, slots, hello.num_envs)
+      finally:
+        self._table.disconnect(hello.actor_id, hello.run_id)
+        _log.info('actor %d disconnected (run %s)', hello.actor_id, hello.run_id[:8])
+    except ProtocolError as e:
+      who = f'actor {hello.actor_id}' if hello is not None else f'peer {context.peer()}'
+      _log.warning('refused %s: %s', who, e)
+      await context.abort(e.code, str(e))
+
+  async def _serve_steps(self, context, slots, num_envs: int) -> None:
+    while True:
+      data = await context.read()
+      if data is aio.EOF:
+        return
+      message = protocol.parse_actor_message(data)
+      if message.WhichOneof('kind') != 'step':
+        raise ProtocolError(grpc.StatusCode.FAILED_PRECONDITION,
+                            f'got a {message.WhichOneof("kind") or "empty message"} '
+                            'after the hello; expected a step')
+      observations, rewards, terminated, truncated = protocol.decode_step(
+          message.step, self._spec, num_envs)
+      actions = await self._batcher.submit(
+          StepRequest(slots, observations, rewards, terminated, truncated))
+      await context.write(pb.LearnerMessage(actions=pb.Actions(
+          actions=protocol.encode_tensor(actions))))
+
+  def _check_token(self, context) -> None:
+    if self._auth_token is None:
+      return
+    metadata = dict(context.invocation_metadata() or ())
+    if metadata.get('authorization') != f'Bearer {self._auth_token}':
+      raise ProtocolError(grpc.StatusCode.UNAUTHENTICATED,
+                          'missing or wrong auth token; pass the learner\'s shared token '
+                          'with --auth_token_file')
+
+
+async def start_server(service: InferenceService, address: str, max_message_bytes: int,
+                       credentials: Optional[grpc.ServerCredentials] = None):
+  """Starts a grpc.aio server on `address` (host:port); returns (server, bound port)."""
+  server = aio.server(options=[
+      ('grpc.max_receive_message_length', max_message_bytes),
+      ('grpc.max_send_message_length', max_message_bytes),
+      ('grpc.so_reuseport', 0),
+  ])
+  server.add_generic_rpc_handlers((service.rpc_handler(),))
+  if credentials is None:
+    port = server.add_insecure_port(address)
+  else:
+    port = server.add_secure_port(address, credentials)
+  if port == 0:
+    raise RuntimeError(f'could not listen on {address}')
+  await server.start()
+  _log.info('learner listening on %s (port %d)', address, port)
+  return server, port

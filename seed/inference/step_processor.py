@@ -1,0 +1,129 @@
+"""Runs one batch of env steps through the policy and files what comes out.
+
+This is the work of the inference thread: gather each env's observation and
+recurrent state, pad to a fixed batch size, run the agent's policy once,
+then store the new state, append each step to its env's unroll and count
+episodes. Agent-agnostic: the agent's policy outputs are stored as they come.
+"""
+import dataclasses
+import time
+from typing import Callable, List, Sequence
+
+import numpy as np
+
+from seed.inference.env_state import EnvSlot
+
+
+def padded_batch_sizes(max_batch_envs: int) -> List[int]:
+  """Powers of two up to max_batch_envs, and max_batch_envs itself."""
+  sizes, size = [], 1
+  while size < max_batch_envs:
+    sizes.append(size)
+    size *= 2
+  return sizes + [max_batch_envs]
+
+
+@dataclasses.dataclass(eq=False)
+class StepRequest:
+  """One actor's Step: k envs, already checked against the specs."""
+  slots: Sequence[EnvSlot]
+  observations: np.ndarray  # [k, *obs_shape]
+  rewards: np.ndarray       # [k]
+  terminated: np.ndarray    # [k]
+  truncated: np.ndarray     # [k]
+
+  @property
+  def num_envs(self) -> int:
+    return len(self.slots)
+
+
+@dataclasses.dataclass
+class BatchStats:
+  num_envs: int
+  padded_size: int
+  inference_s: float
+
+
+class StepProcessor:
+  """Callable on a list of StepRequests; returns one action array per request."""
+
+  def __init__(self, agent, max_batch_envs: int, frames_per_step: int,
+               put_unroll: Callable[[dict], bool], on_episode: Callable[[float, int], None],
+               on_batch: Callable[[BatchStats], None], counters):
+    self._agent = agent
+    self.batch_sizes = padded_batch_sizes(max_batch_envs)
+    self._frames_per_step = frames_per_step
+    self._put_unroll = put_unroll
+    self._on_episode = on_episode
+    self._on_batch = on_batch
+    self._counters = counters
+
+  def __call__(self, requests: Sequence[StepRequest]) -> List[np.ndarray]:
+    start = time.perf_counter()
+    slots = [slot for r in requests for slot in r.slots]
+    n = len(slots)
+    padded = next((s for s in self.batch_sizes if s >= n), None)
+    if padded is None:
+      raise ValueError(f'{n} envs in one batch exceed the largest padded size '
+                       f'{self.batch_sizes[-1]}')
+    observations = _concat_padded([r.observations for r in requests], padded)
+    rewards = _concat_padded([r.rewards for r in requests], padded)
+    terminated = np.concatenate([r.terminated for r in requests])
+    truncated = np.concatenate([r.truncated for r in requests])
+    done = _pad(terminated | truncated, padded)
+    core_state = tuple(_pad(np.stack(parts), padded)
+                       for parts in zip(*[s.core_state for s in slots]))
+
+    action, outputs, new_state = self._agent.inference(observations, rewards, done, core_state)
+    action = np.asarray(action)[:n]
+    outputs = {name: np.asarray(value)[:n] for name, value in outputs.items()}
+    new_state = tuple(np.asarray(part)[:n] for part in new_state)
+
+    transitions = 0
+    for i, slot in enumerate(slots):
+      step = {'observation': observations[i], 'reward': rewards[i],
+              'terminated': terminated[i], 'truncated': truncated[i], 'action': action[i]}
+      for name, value in outputs.items():
+        step[name] = value[i]
+      unroll = slot.unroll.append(step, slot.core_state)
+      slot.core_state = tuple(part[i] for part in new_state)
+      if unroll is not None:
+        self._put_unroll(unroll)
+      if slot.has_previous_step:
+        transitions += 1
+        slot.episode_return += float(rewards[i])
+        slot.episode_steps += 1
+        if terminated[i] or truncated[i]:
+          self._on_episode(slot.episode_return, slot.episode_steps)
+          slot.episode_return, slot.episode_steps = 0.0, 0
+      slot.has_previous_step = True
+    self._counters.add(env_steps=transitions, env_frames=transitions * self._frames_per_step)
+    self._on_batch(BatchStats(n, padded, time.perf_counter() - start))
+
+    actions, offset = [], 0
+    for r in requests:
+      actions.append(action[offset:offset + r.num_envs])
+      offset += r.num_envs
+    return actions
+
+  def warm_up(self) -> None:
+    self._agent.warm_up(self.batch_sizes)
+
+
+def _pad(array: np.ndarray, size: int) -> np.ndarray:
+  if len(array) == size:
+    return array
+  padding = np.zeros((size - len(array),) + array.shape[1:], array.dtype)
+  return np.concatenate([array, padding])
+
+
+def _concat_padded(arrays: Sequence[np.ndarray], size: int) -> np.ndarray:
+  """Concatenates along axis 0 straight into a zero-padded array (one copy)."""
+  total = sum(len(a) for a in arrays)
+  out = np.zeros((size,) + arrays[0].shape[1:], arrays[0].dtype)
+  offset = 0
+  for a in arrays:
+    out[offset:offset + len(a)] = a
+    offset += len(a)
+  assert offset == total
+  return out

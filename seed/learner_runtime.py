@@ -1,0 +1,146 @@
+"""Wires a learner together: env probe, agent, server, batcher, trainer, checkpoints."""
+import asyncio
+import dataclasses
+import logging
+import os
+import signal
+import threading
+from typing import Optional
+
+import grpc
+
+from seed import agents
+from seed.checkpoint import Checkpointer, checkpoint_dir
+from seed.counters import Counters
+from seed.envs import EnvConfig, env_spec
+from seed.inference.batcher import Batcher
+from seed.inference.env_state import EnvTable
+from seed.inference.server import InferenceService, start_server
+from seed.inference.step_processor import StepProcessor
+from seed.metrics import Metrics
+from seed.replay.fifo import UnrollFifo
+from seed.trainer import Trainer
+
+_log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class LearnerOptions:
+  """Process-level facts (from absl flags)."""
+  logdir: str
+  agent: str = 'vtrace'
+  server_address: str = 'localhost:8686'
+  inference_batch_size: int = 64
+  max_wait_ms: float = 5.0
+  checkpoint_interval_s: float = 300.0
+  progress_interval_s: float = 5.0
+  max_env_frames: int = 0           # stop once this many frames were played (0: never)
+  target_return: Optional[float] = None  # stop once the recent mean return reaches it
+  return_window: int = 20
+  max_message_bytes: int = 16 << 20
+  fifo_capacity_unrolls: int = 0    # 0: twice the agent's batch size
+  auth_token: Optional[str] = None
+  credentials: Optional[grpc.ServerCredentials] = None
+  seed: int = 0
+
+
+class Learner:
+  """One learner process. `run()` serves until a signal or a stop condition."""
+
+  def __init__(self, options: LearnerOptions):
+    self.options = options
+    self.stop_event = threading.Event()
+    env_config = EnvConfig()
+    probe = env_config.make(options.seed)
+    self.env_name = env_config.name
+    self.env_spec = env_spec(probe)
+    probe.close()
+    self.agent = agents.agent_class(options.agent)(env_spec=self.env_spec)
+    self.counters = Counters()
+    self.metrics = Metrics(options.logdir, self.counters, options.return_window)
+    capacity = options.fifo_capacity_unrolls or 2 * self.agent.batch_size
+    self.agent_input = UnrollFifo(capacity, stop_event=self.stop_event)
+    self.processor = StepProcessor(
+        self.agent, options.inference_batch_size, self.env_spec.frames_per_step,
+        put_unroll=self.agent_input.put, on_episode=self.metrics.on_episode,
+        on_batch=self.metrics.on_batch, counters=self.counters)
+    self.env_table = EnvTable(lambda: tuple(part[0] for part in
+                                            self.agent.initial_core_state(1)),
+                              self.agent.unroll_length)
+    # Every variable must exist before a checkpoint is read: warm up first.
+    self.processor.warm_up()
+    self.checkpointer = Checkpointer(checkpoint_dir(options.logdir),
+                                     self.agent.checkpoint_items(), self.counters)
+    self.resumed = self.checkpointer.restore_latest()
+    self.trainer = Trainer(self.agent, self.agent_input.get_batch, self.counters,
+                           self.metrics.on_train, self.checkpointer,
+                           options.checkpoint_interval_s, self.stop_event)
+    self.port: Optional[int] = None
+
+  def run(self) -> int:
+    """Serves and trains; checkpoints on the way out. Returns a process exit code."""
+    self.trainer.start()
+    try:
+      asyncio.run(self._serve())
+    finally:
+      self.stop_event.set()
+      self.trainer.join()
+      if self.trainer.error is None:
+        self.checkpointer.save()
+      self.metrics.tick(self.agent_input.fill)
+      self.metrics.close()
+    return 1 if self.trainer.error is not None else 0
+
+  async def _serve(self) -> None:
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+      loop.add_signal_handler(signum, self._on_signal, signum)
+    batcher = Batcher(self.processor, self.options.inference_batch_size,
+                      self.options.max_wait_ms, lambda: self.env_table.num_connected_envs)
+    service = InferenceService(self.env_name, self.env_spec, self.env_table, batcher,
+                               max_envs_per_actor=self.options.inference_batch_size,
+                               auth_token=self.options.auth_token)
+    batcher.start()
+    server, self.port = await start_server(service, self.options.server_address,
+                                           self.options.max_message_bytes,
+                                           self.options.credentials)
+    _write_port_file(self.options.logdir, self.port)
+    try:
+      next_tick = loop.time() + self.options.progress_interval_s
+      while not self.stop_event.is_set():
+        await asyncio.sleep(0.25)
+        self._check_stop_conditions()
+        if loop.time() >= next_tick:
+          self.metrics.tick(self.agent_input.fill)
+          next_tick += self.options.progress_interval_s
+    finally:
+      # Stop the trainer before the server so that a blocked put() is released.
+      self.stop_event.set()
+      await server.stop(grace=1.0)
+      await batcher.stop()
+
+  def _check_stop_conditions(self) -> None:
+    frames = self.counters.get('env_frames')
+    if self.options.max_env_frames and frames >= self.options.max_env_frames:
+      _log.info('reached max_env_frames=%d (at %d frames); stopping',
+                self.options.max_env_frames, frames)
+      self.stop_event.set()
+    mean_return = self.metrics.mean_recent_return()
+    if (self.options.target_return is not None and mean_return is not None and
+        mean_return >= self.options.target_return):
+      _log.info('mean return %.1f over the last %d episodes reached target %.1f at %d frames; '
+                'stopping', mean_return, self.options.return_window,
+                self.options.target_return, frames)
+      self.stop_event.set()
+
+  def _on_signal(self, signum: int) -> None:
+    _log.info('received %s: checkpointing and stopping', signal.Signals(signum).name)
+    self.stop_event.set()
+
+
+def _write_port_file(logdir: str, port: int) -> None:
+  """<logdir>/port: the port actually bound (useful with port 0 in tests)."""
+  tmp = os.path.join(logdir, 'port.tmp')
+  with open(tmp, 'w') as f:
+    f.write(f'{port}\n')
+  os.replace(tmp, os.path.join(logdir, 'port'))

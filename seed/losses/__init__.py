@@ -1,0 +1,1 @@
+"""Learner-side loss functions (TensorFlow); import submodules explicitly."""

@@ -1,0 +1,124 @@
+"""TensorBoard scalars, the episodes CSV and the console progress line.
+
+Scalar names are stable (dashboards and tests rely on them) and every scalar
+is stepped by env frames:
+  episode/return, episode/length
+  throughput/env_frames_per_s, throughput/learner_steps_per_s
+  loss/<name> and policy/entropy (from the agent's train step logs)
+  inference/mean_batch_size, inference/padding_fraction, inference/ms_per_batch
+  input/queue_fill
+"""
+import collections
+import logging
+import os
+import threading
+import time
+from typing import Dict, Optional
+
+import tensorflow as tf
+
+from seed.counters import Counters
+
+_log = logging.getLogger('seed.progress')
+
+# Train-step log keys that are not losses get their own namespace.
+_TRAIN_LOG_NAMESPACES = {'entropy': 'policy/entropy', 'grad_norm': 'train/grad_norm',
+                         'learning_rate': 'train/learning_rate'}
+
+
+class Metrics:
+  """Collects from the inference and trainer threads; `tick()` writes them out."""
+
+  def __init__(self, logdir: str, counters: Counters, return_window: int = 20):
+    os.makedirs(logdir, exist_ok=True)
+    self._counters = counters
+    self._writer = tf.summary.create_file_writer(logdir)
+    csv_path = os.path.join(logdir, 'episodes.csv')
+    new_file = not os.path.exists(csv_path)
+    self._episodes_csv = open(csv_path, 'a', buffering=1)
+    if new_file:
+      self._episodes_csv.write('env_frames,episode_return,episode_steps,wall_time_s\n')
+    self._lock = threading.Lock()
+    self._recent_returns = collections.deque(maxlen=return_window)
+    self._new_episodes = []
+    self._batch_envs = self._batch_padded = self._batch_count = 0
+    self._batch_seconds = 0.0
+    self._train_sums: Dict[str, float] = collections.defaultdict(float)
+    self._train_count = 0
+    self._last_tick = (time.monotonic(), counters.snapshot())
+    self._start_time = time.time()
+
+  def on_episode(self, episode_return: float, episode_steps: int) -> None:
+    self._counters.add(episodes=1)
+    frames = self._counters.get('env_frames')
+    with self._lock:
+      self._recent_returns.append(episode_return)
+      self._new_episodes.append((frames, episode_return, episode_steps))
+      self._episodes_csv.write(f'{frames},{episode_return:.6g},{episode_steps},'
+                               f'{time.time() - self._start_time:.2f}\n')
+
+  def on_batch(self, stats) -> None:
+    with self._lock:
+      self._batch_envs += stats.num_envs
+      self._batch_padded += stats.padded_size
+      self._batch_seconds += stats.inference_s
+      self._batch_count += 1
+
+  def on_train(self, logs: Dict[str, float]) -> None:
+    with self._lock:
+      for name, value in logs.items():
+        self._train_sums[name] += float(value)
+      self._train_count += 1
+
+  def mean_recent_return(self) -> Optional[float]:
+    """Mean return of the last `return_window` episodes, once that many have ended."""
+    with self._lock:
+      if len(self._recent_returns) < self._recent_returns.maxlen:
+        return None
+      return sum(self._recent_returns) / len(self._recent_returns)
+
+  def tick(self, queue_fill: float) -> Dict[str, float]:
+    """Writes the scalars gathered since the last tick and logs the progress line."""
+    now, counts = time.monotonic(), self._counters.snapshot()
+    last_time, last_counts = self._last_tick
+    self._last_tick = (now, counts)
+    elapsed = max(now - last_time, 1e-9)
+    with self._lock:
+      episodes, self._new_episodes = self._new_episodes, []
+      scalars = {
+          'throughput/env_frames_per_s':
+              (counts['env_frames'] - last_counts['env_frames']) / elapsed,
+          'throughput/learner_steps_per_s':
+              (counts['learner_steps'] - last_counts['learner_steps']) / elapsed,
+          'input/queue_fill': queue_fill,
+      }
+      if self._batch_count:
+        scalars['inference/mean_batch_size'] = self._batch_envs / self._batch_count
+        scalars['inference/padding_fraction'] = 1 - self._batch_envs / self._batch_padded
+        scalars['inference/ms_per_batch'] = 1000 * self._batch_seconds / self._batch_count
+      for name, total in self._train_sums.items():
+        scalars[_TRAIN_LOG_NAMESPACES.get(name, f'loss/{name}')] = total / self._train_count
+      self._batch_envs = self._batch_padded = self._batch_count = 0
+      self._batch_seconds = 0.0
+      self._train_sums.clear()
+      self._train_count = 0
+      recent = list(self._recent_returns)
+    with self._writer.as_default(step=counts['env_frames']):
+      for frames, episode_return, episode_steps in episodes:
+        tf.summary.scalar('episode/return', episode_return, step=frames)
+        tf.summary.scalar('episode/length', episode_steps, step=frames)
+      for name, value in scalars.items():
+        tf.summary.scalar(name, value)
+    self._writer.flush()
+    mean_return = f'{sum(recent) / len(recent):.1f}' if recent else 'n/a'
+    _log.info('frames %s | %s frames/s | learner %d steps (%.1f/s) | episodes %d | '
+              'return %s (last %d) | batch %.1f | queue %.0f%%',
+              f'{counts["env_frames"]:,}', f'{scalars["throughput/env_frames_per_s"]:,.0f}',
+              counts['learner_steps'], scalars['throughput/learner_steps_per_s'],
+              counts['episodes'], mean_return, len(recent),
+              scalars.get('inference/mean_batch_size', 0.0), 100 * queue_fill)
+    return scalars
+
+  def close(self) -> None:
+    self._writer.close()
+    self._episodes_csv.close()

@@ -1,0 +1,172 @@
+"""Encoding and checking of actor<->learner messages (no TensorFlow here).
+
+Every check raises `ProtocolError` carrying the gRPC status the learner sends
+back, with a message naming the bad value and what is accepted.
+"""
+from typing import Optional, Sequence
+
+import grpc
+import numpy as np
+
+from seed.envs.spec import EnvSpec
+from seed.proto import actor_learner_pb2 as pb
+
+PROTOCOL_VERSION = 1
+SERVICE_NAME = 'seed.proto.Learner'
+ACT_METHOD = f'/{SERVICE_NAME}/Act'
+
+
+class ProtocolError(Exception):
+  """A message the learner refuses; `code` is the gRPC status to answer with."""
+
+  def __init__(self, code: grpc.StatusCode, message: str):
+    super().__init__(message)
+    self.code = code
+
+
+def encode_tensor(array: np.ndarray) -> pb.Tensor:
+  array = np.ascontiguousarray(array)
+  return pb.Tensor(data=array.tobytes(), dtype=array.dtype.name, shape=array.shape)
+
+
+def decode_tensor(tensor: pb.Tensor, what: str) -> np.ndarray:
+  """Bytes + dtype + shape -> array (a view on the message's bytes, no copy)."""
+  try:
+    dtype = np.dtype(tensor.dtype)
+  except TypeError:
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'{what}: unknown dtype {tensor.dtype!r}; expected a NumPy dtype name '
+                        'such as uint8, float32, int32') from None
+  shape = tuple(tensor.shape)
+  if any(d < 0 for d in shape):
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'{what}: negative dimension in shape {list(shape)}')
+  expected_bytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+  if len(tensor.data) != expected_bytes:
+    raise ProtocolError(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        f'{what}: {len(tensor.data)} bytes cannot be a {dtype.name} array of shape '
+        f'{list(shape)}, which needs {expected_bytes} bytes')
+  return np.frombuffer(tensor.data, dtype=dtype).reshape(shape)
+
+
+def make_hello(spec: EnvSpec, *, actor_id: int, run_id: str, num_envs: int, env_name: str,
+               protocol_version: int = PROTOCOL_VERSION) -> pb.ActorMessage:
+  return pb.ActorMessage(hello=pb.Hello(
+      protocol_version=protocol_version, actor_id=actor_id, run_id=run_id,
+      num_envs=num_envs, env_name=env_name,
+      observation_spec=pb.TensorSpec(dtype=spec.observation_dtype,
+                                     shape=spec.observation_shape),
+      action_spec=_action_spec_to_proto(spec)))
+
+
+def _action_spec_to_proto(spec: EnvSpec) -> pb.ActionSpec:
+  if spec.is_discrete:
+    return pb.ActionSpec(num_actions=spec.num_actions)
+  return pb.ActionSpec(box=pb.BoxSpec(
+      spec=pb.TensorSpec(dtype=spec.action_dtype, shape=spec.action_shape),
+      low=spec.action_low or (), high=spec.action_high or ()))
+
+
+def spec_from_hello(hello: pb.Hello) -> EnvSpec:
+  """The env spec an actor announced (frames_per_step is the learner's business)."""
+  action = hello.action_spec
+  kind = action.WhichOneof('kind')
+  if kind == 'num_actions':
+    return EnvSpec(tuple(hello.observation_spec.shape), hello.observation_spec.dtype or 'uint8',
+                   num_actions=int(action.num_actions))
+  if kind == 'box':
+    return EnvSpec(tuple(hello.observation_spec.shape), hello.observation_spec.dtype or 'uint8',
+                   action_shape=tuple(action.box.spec.shape), action_dtype=action.box.spec.dtype,
+                   action_low=tuple(action.box.low), action_high=tuple(action.box.high))
+  raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                      'hello: action_spec is empty; expected num_actions or box')
+
+
+def check_hello(hello: pb.Hello, learner_spec: EnvSpec, learner_env_name: str,
+                max_envs_per_actor: int) -> None:
+  """Refuses an actor whose protocol, env or specs differ from the learner's."""
+  if hello.protocol_version != PROTOCOL_VERSION:
+    raise ProtocolError(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        f'protocol version {hello.protocol_version} is not supported; this learner speaks '
+        f'version {PROTOCOL_VERSION}: run actors and learner from the same seed release')
+  if not hello.run_id:
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        'hello: run_id is empty; expected a fresh random id per connection')
+  if not 1 <= hello.num_envs <= max_envs_per_actor:
+    raise ProtocolError(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        f'hello: num_envs={hello.num_envs}; this learner accepts 1 to {max_envs_per_actor} '
+        'envs per actor (raise --inference_batch_size to allow more)')
+  if hello.env_name != learner_env_name:
+    raise ProtocolError(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        f'actor env {hello.env_name!r} differs from the learner env {learner_env_name!r}')
+  actor_spec = spec_from_hello(hello)
+  learner_side = _comparable(learner_spec)
+  if _comparable(actor_spec) != learner_side:
+    raise ProtocolError(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        f'actor spec ({actor_spec.describe()}) differs from the learner spec '
+        f'({learner_spec.describe()})')
+
+
+def _comparable(spec: EnvSpec):
+  bounds = (None if spec.is_discrete else
+            (tuple(np.float32(spec.action_low)), tuple(np.float32(spec.action_high))))
+  return (spec.observation_shape, spec.observation_dtype, spec.num_actions,
+          () if spec.is_discrete else spec.action_shape, bounds)
+
+
+def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int):
+  """Checks one Step message; returns (observations, rewards, terminated, truncated)."""
+  observations = decode_tensor(step.observations, 'step.observations')
+  expected_shape = (num_envs,) + spec.observation_shape
+  if observations.shape != expected_shape or observations.dtype.name != spec.observation_dtype:
+    raise ProtocolError(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        f'step.observations is {observations.dtype.name}{list(observations.shape)}; expected '
+        f'{spec.observation_dtype}{list(expected_shape)} ({num_envs} envs as in the hello)')
+  rewards = np.asarray(step.rewards, np.float32)
+  terminated = np.asarray(step.terminated, bool)
+  truncated = np.asarray(step.truncated, bool)
+  for name, values in (('rewards', rewards), ('terminated', terminated),
+                       ('truncated', truncated)):
+    if values.shape != (num_envs,):
+      raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                          f'step.{name} has {values.shape[0]} entries; expected {num_envs}')
+  if not np.all(np.isfinite(rewards)):
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'step.rewards holds non-finite values: {rewards.tolist()}')
+  return observations, rewards, terminated, truncated
+
+
+def make_step(observations: np.ndarray, rewards: Sequence[float], terminated: Sequence[bool],
+              truncated: Sequence[bool]) -> pb.ActorMessage:
+  return pb.ActorMessage(step=pb.Step(observations=encode_tensor(observations),
+                                      rewards=rewards, terminated=terminated,
+                                      truncated=truncated))
+
+
+def parse_actor_message(data: bytes) -> pb.ActorMessage:
+  try:
+    return pb.ActorMessage.FromString(data)
+  except Exception as e:  # protobuf raises DecodeError, sometimes others on garbage.
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'could not decode an ActorMessage from {len(data)} bytes ({e}); '
+                        'expected a serialized seed.proto.ActorMessage') from None
+
+
+def check_actions(actions: np.ndarray, spec: EnvSpec, num_envs: int,
+                  what: Optional[str] = 'actions') -> np.ndarray:
+  """Actions the learner sends: shape and bounds of the action spec."""
+  expected = (num_envs,) + spec.action_shape
+  if actions.shape != expected:
+    raise ProtocolError(grpc.StatusCode.INTERNAL,
+                        f'{what} have shape {list(actions.shape)}; expected {list(expected)}')
+  if spec.is_discrete:
+    if np.any((actions < 0) | (actions >= spec.num_actions)):
+      raise ProtocolError(grpc.StatusCode.INTERNAL,
+                          f'{what} {actions.tolist()} out of range [0, {spec.num_actions})')
+  return actions

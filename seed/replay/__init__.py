@@ -1,0 +1,1 @@
+"""Agent inputs: the unroll FIFO (on-policy) and replay buffers."""

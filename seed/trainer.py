@@ -1,0 +1,45 @@
+"""The trainer thread: batches from the agent input -> train steps."""
+import logging
+import threading
+import time
+from typing import Callable, Optional
+
+_log = logging.getLogger(__name__)
+
+
+class Trainer(threading.Thread):
+  """Trains on the very variables that inference reads (one device, no broadcast).
+
+  Periodic checkpoints are written from this thread between two train steps,
+  so the model and the optimizer state in a checkpoint always agree.
+  """
+
+  def __init__(self, agent, get_batch: Callable[[int], Optional[dict]], counters, on_train,
+               checkpointer, checkpoint_interval_s: float, stop_event: threading.Event):
+    super().__init__(name='trainer', daemon=True)
+    self._agent = agent
+    self._get_batch = get_batch
+    self._counters = counters
+    self._on_train = on_train
+    self._checkpointer = checkpointer
+    self._checkpoint_interval_s = checkpoint_interval_s
+    self._stop = stop_event
+    self.error: Optional[BaseException] = None
+
+  def run(self) -> None:
+    last_save = time.monotonic()
+    try:
+      while not self._stop.is_set():
+        batch = self._get_batch(self._agent.batch_size)
+        if batch is None:
+          continue
+        logs = self._agent.train_step(batch)
+        self._counters.add(learner_steps=1)
+        self._on_train(logs)
+        if time.monotonic() - last_save >= self._checkpoint_interval_s:
+          self._checkpointer.save()
+          last_save = time.monotonic()
+    except BaseException as e:  # Surface it: the learner must not train silently dead.
+      _log.exception('trainer failed')
+      self.error = e
+      self._stop.set()

@@ -1,0 +1,37 @@
+"""seed: SEED-style distributed RL with central inference over gRPC."""
+import setuptools
+
+# The learner and actor entry points live in top-level folders (as the design
+# card lays out) but install under the seed namespace, not as generic names.
+PACKAGE_DIR = {'seed.learner': 'learner', 'seed.actors': 'actors'}
+
+setuptools.setup(
+    name='seed-rl',
+    version='0.1.0',
+    description='SEED-style distributed RL: batched central inference over gRPC.',
+    python_requires='>=3.10',
+    packages=setuptools.find_packages(include=['seed', 'seed.*']) + list(PACKAGE_DIR),
+    package_dir=PACKAGE_DIR,
+    install_requires=[
+        # Actors need only these: no TensorFlow on the actor side.
+        'numpy>=1.26',
+        'grpcio==1.85.1',          # pinned with grpcio-tools: generated code must match
+        'protobuf>=7.35.1,<8',      # the generated modules check this at import
+        'gymnasium>=1.0,<2',
+        'ale-py>=0.10',
+        'opencv-python-headless',  # gymnasium's AtariPreprocessing resizes with cv2
+        'gin-config>=0.5',
+        'absl-py>=2.0',
+    ],
+    extras_require={
+        # The learner: the model, training and TensorBoard.
+        'learner': ['tensorflow-cpu==2.21.0; platform_machine=="x86_64"',
+                    'tensorflow==2.21.0; platform_machine!="x86_64"',
+                    'tensorboard'],
+        'test': ['pytest>=8', 'pytest-timeout', 'grpcio-tools==1.85.1'],
+    },
+    entry_points={'console_scripts': [
+        'seed-learner=seed.learner.main:run',
+        'seed-actor=seed.actors.main:run',
+    ]},
+)

@@ -1,0 +1,139 @@
+"""A real inference server in a background thread, for tests (no TensorFlow)."""
+import asyncio
+import queue
+import threading
+
+import grpc
+import numpy as np
+
+from seed import protocol
+from seed.counters import Counters
+from seed.envs.spec import EnvSpec
+from seed.inference.batcher import Batcher
+from seed.inference.env_state import EnvTable
+from seed.inference.server import InferenceService, start_server
+from seed.inference.step_processor import StepProcessor
+from seed.proto import actor_learner_pb2 as pb
+from seed.replay.fifo import UnrollFifo
+
+CATCH_SPEC = EnvSpec((10, 5), 'float32', num_actions=3)
+
+
+class CountingAgent:
+  """A NumPy stand-in: its recurrent state counts steps since the episode start."""
+  input_kind = 'fifo'
+  unroll_length = 3
+  batch_size = 2
+
+  def __init__(self, num_actions=3):
+    self.num_actions = num_actions
+    self.batch_shapes = []
+
+  def initial_core_state(self, n):
+    return (np.zeros((n,), np.int64),)
+
+  def inference(self, observation, reward, done, core_state):
+    self.batch_shapes.append(observation.shape[0])
+    count = np.where(done, 0, core_state[0]) + 1
+    action = (count % self.num_actions).astype(np.int32)
+    return action, {'count': count.copy()}, (count,)
+
+  def warm_up(self, batch_sizes):
+    del batch_sizes
+
+
+class ServerHarness:
+  """Starts the service on 127.0.0.1:<free port> in its own event loop thread."""
+
+  def __init__(self, spec=CATCH_SPEC, env_name='Catch', max_batch_envs=8, max_wait_ms=2.0,
+               fifo_capacity=1000, max_message_bytes=1 << 20, auth_token=None):
+    self.agent = CountingAgent(spec.num_actions or 1)
+    self.counters = Counters()
+    self.stop_event = threading.Event()
+    self.fifo = UnrollFifo(fifo_capacity, stop_event=self.stop_event)
+    self.episodes = []
+    self.table = EnvTable(lambda: tuple(p[0] for p in self.agent.initial_core_state(1)),
+                          self.agent.unroll_length)
+    self.processor = StepProcessor(self.agent, max_batch_envs, 1, self.fifo.put,
+                                   lambda r, n: self.episodes.append((r, n)),
+                                   lambda stats: None, self.counters)
+    self._spec, self._env_name = spec, env_name
+    self._max_batch_envs, self._max_wait_ms = max_batch_envs, max_wait_ms
+    self._max_message_bytes, self._auth_token = max_message_bytes, auth_token
+    self._loop = asyncio.new_event_loop()
+    self._ready = threading.Event()
+    self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+  def __enter__(self):
+    self._thread.start()
+    asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
+    return self
+
+  async def _start(self):
+    self.batcher = Batcher(self.processor, self._max_batch_envs, self._max_wait_ms,
+                           lambda: self.table.num_connected_envs)
+    service = InferenceService(self._env_name, self._spec, self.table, self.batcher,
+                               max_envs_per_actor=self._max_batch_envs,
+                               auth_token=self._auth_token)
+    self.batcher.start()
+    self.server, port = await start_server(service, '127.0.0.1:0', self._max_message_bytes)
+    self.address = f'127.0.0.1:{port}'
+
+  def __exit__(self, *exc):
+    self.stop_event.set()
+
+    async def stop():
+      await self.server.stop(grace=0.5)
+      await self.batcher.stop()
+    asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
+    self._loop.call_soon_threadsafe(self._loop.stop)
+    self._thread.join(timeout=10)
+
+
+class LockstepClient:
+  """A synchronous raw-bytes client: send one message, read one reply."""
+
+  def __init__(self, address, metadata=None):
+    self.channel = grpc.insecure_channel(address, options=[
+        ('grpc.max_send_message_length', 64 << 20)])
+    self._requests = queue.Queue()
+    call = self.channel.stream_stream(protocol.ACT_METHOD, request_serializer=None,
+                                      response_deserializer=pb.LearnerMessage.FromString)
+    self._responses = call(iter(self._requests.get, None), metadata=metadata)
+    self._replies = queue.Queue()
+    threading.Thread(target=self._read_all, daemon=True).start()
+
+  def send(self, message):
+    self._requests.put(message if isinstance(message, bytes) else message.SerializeToString())
+
+  def recv(self, timeout=10.0):
+    """The next reply; raises the stream's error, or queue.Empty after `timeout`."""
+    outcome = self._replies.get(timeout=timeout)
+    if isinstance(outcome, Exception):
+      raise outcome
+    return outcome
+
+  def _read_all(self):
+    try:
+      for reply in self._responses:
+        self._replies.put(reply)
+      self._replies.put(StopIteration())
+    except Exception as e:  # pylint: disable=broad-except
+      self._replies.put(e)
+
+  def close(self):
+    self._requests.put(None)
+    self.channel.close()
+
+
+def hello(spec=CATCH_SPEC, actor_id=0, run_id='run-a', num_envs=2, env_name='Catch', **kw):
+  return protocol.make_hello(spec, actor_id=actor_id, run_id=run_id, num_envs=num_envs,
+                             env_name=env_name, **kw)
+
+
+def step(num_envs=2, shape=(10, 5), dtype=np.float32, rewards=None, terminated=None,
+         truncated=None):
+  return protocol.make_step(np.zeros((num_envs,) + shape, dtype),
+                            rewards if rewards is not None else [0.0] * num_envs,
+                            terminated if terminated is not None else [False] * num_envs,
+                            truncated if truncated is not None else [False] * num_envs)

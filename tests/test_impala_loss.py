@@ -1,0 +1,146 @@
+"""Tests of the IMPALA loss against hand-worked and NumPy-computed values."""
+import numpy as np
+import pytest
+
+tf = pytest.importorskip('tensorflow')
+
+from seed.agents.vtrace import loss as loss_lib  # pylint: disable=g-import-not-at-top
+
+
+def _log_softmax(logits):
+  shifted = logits - logits.max(-1, keepdims=True)
+  return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+
+
+def _loss(**overrides):
+  """impala_loss on a one-step, one-env, on-policy case; overrides replace inputs."""
+  inputs = dict(
+      target_logits=np.array([[[1.0, 0.0, -1.0]]], np.float32),
+      behaviour_logits=np.array([[[1.0, 0.0, -1.0]]], np.float32),
+      actions=np.array([[2]], np.int32),
+      values=np.array([[0.2]], np.float32),
+      bootstrap_value=np.array([0.5], np.float32),
+      rewards=np.array([[1.0]], np.float32),
+      discounts=np.array([[0.9]], np.float32),
+      truncated=np.array([[False]]),
+      baseline_cost=0.5, entropy_cost=0.01)
+  inputs.update(overrides)
+  return loss_lib.impala_loss(**inputs)
+
+
+def test_one_step_on_policy_by_hand():
+  total, parts = _loss()
+  # On-policy, rho = 1: vs = r + gamma * V(x_1) = 1 + 0.9 * 0.5 = 1.45, and the
+  # advantage is vs - V(x_0) = 1.25.
+  log_pi = _log_softmax(np.array([1.0, 0.0, -1.0]))
+  probs = np.exp(log_pi)
+  expected_policy = -log_pi[2] * 1.25
+  expected_baseline = 0.5 * 0.5 * 1.25**2
+  expected_entropy = -(probs * log_pi).sum()
+  np.testing.assert_allclose(parts['policy_loss'], expected_policy, rtol=1e-5)
+  np.testing.assert_allclose(parts['baseline_loss'], expected_baseline, rtol=1e-5)
+  np.testing.assert_allclose(parts['entropy'], expected_entropy, rtol=1e-5)
+  np.testing.assert_allclose(parts['entropy_loss'], -0.01 * expected_entropy, rtol=1e-5)
+  np.testing.assert_allclose(parts['mean_rho'], 1.0, rtol=1e-6)
+  np.testing.assert_allclose(
+      total, expected_policy + expected_baseline - 0.01 * expected_entropy, rtol=1e-5)
+
+
+def test_multi_step_on_policy_matches_numpy_sum_over_time_mean_over_batch():
+  rng = np.random.default_rng(0)
+  steps, envs, num_actions = 4, 3, 5
+  logits = rng.normal(size=(steps, envs, num_actions)).astype(np.float32)
+  actions = rng.integers(0, num_actions, (steps, envs)).astype(np.int32)
+  values = rng.normal(size=(steps, envs)).astype(np.float32)
+  bootstrap = rng.normal(size=envs).astype(np.float32)
+  rewards = rng.normal(size=(steps, envs)).astype(np.float32)
+  discounts = (0.95 * (rng.random((steps, envs)) > 0.3)).astype(np.float32)
+
+  # On-policy V-trace is the n-step return: vs_t = r_t + gamma_t * vs_{t+1}.
+  vs = np.zeros_like(values)
+  next_vs = bootstrap
+  for t in reversed(range(steps)):
+    vs[t] = rewards[t] + discounts[t] * next_vs
+    next_vs = vs[t]
+  vs_tp1 = np.concatenate([vs[1:], bootstrap[None]], 0)
+  advantages = rewards + discounts * vs_tp1 - values
+  log_pi = _log_softmax(logits)
+  log_pi_a = np.take_along_axis(log_pi, actions[..., None], -1)[..., 0]
+  entropy = -(np.exp(log_pi) * log_pi).sum(-1)
+
+  total, parts = loss_lib.impala_loss(
+      logits, logits, actions, values, bootstrap, rewards, discounts,
+      truncated=np.zeros((steps, envs), bool), baseline_cost=0.25, entropy_cost=0.1)
+  np.testing.assert_allclose(
+      parts['policy_loss'], (-log_pi_a * advantages).sum(0).mean(), rtol=1e-5)
+  np.testing.assert_allclose(
+      parts['baseline_loss'], 0.25 * (0.5 * (vs - values)**2).sum(0).mean(), rtol=1e-5)
+  np.testing.assert_allclose(parts['entropy_loss'], -0.1 * entropy.sum(0).mean(), rtol=1e-5)
+  np.testing.assert_allclose(parts['entropy'], entropy.mean(), rtol=1e-5)
+  np.testing.assert_allclose(
+      total, parts['policy_loss'] + parts['baseline_loss'] + parts['entropy_loss'],
+      rtol=1e-6)
+
+
+def test_entropy_bonus_lowers_the_loss_of_a_more_uniform_policy():
+  # Zero rewards, values and bootstrap make every advantage and error zero, so
+  # only the entropy term is left.
+  zeros = dict(values=np.zeros((1, 1), np.float32),
+               bootstrap_value=np.zeros([1], np.float32),
+               rewards=np.zeros((1, 1), np.float32))
+  uniform = np.zeros((1, 1, 3), np.float32)
+  peaked = np.array([[[5.0, 0.0, 0.0]]], np.float32)
+  uniform_total, uniform_parts = _loss(target_logits=uniform, behaviour_logits=uniform,
+                                       **zeros)
+  peaked_total, _ = _loss(target_logits=peaked, behaviour_logits=peaked, **zeros)
+  assert float(uniform_parts['entropy_loss']) < 0.0
+  np.testing.assert_allclose(uniform_parts['entropy'], np.log(3.0), rtol=1e-6)
+  np.testing.assert_allclose(uniform_total, -0.01 * np.log(3.0), rtol=1e-5)
+  assert float(uniform_total) < float(peaked_total)
+
+
+def test_baseline_gradient_treats_vtrace_target_as_constant():
+  values = tf.constant([[0.2], [0.4]], tf.float32)  # T = 2, B = 1.
+  rewards = np.array([[1.0], [0.0]], np.float32)
+  discounts = np.array([[0.5], [0.5]], np.float32)
+  logits = np.zeros((2, 1, 2), np.float32)
+  with tf.GradientTape() as tape:
+    tape.watch(values)
+    _, parts = loss_lib.impala_loss(
+        logits, logits, np.zeros((2, 1), np.int32), values,
+        np.array([2.0], np.float32), rewards, discounts, None,
+        baseline_cost=2.0, entropy_cost=0.0)
+  # vs_1 = 0 + 0.5 * 2.0 = 1.0; vs_0 = 1 + 0.5 * vs_1 = 1.5.
+  vs = np.array([[1.5], [1.0]])
+  np.testing.assert_allclose(
+      parts['baseline_loss'], 2.0 * 0.5 * ((vs - values.numpy())**2).sum(), rtol=1e-5)
+  gradient = tape.gradient(parts['baseline_loss'], values)
+  # d/dv 0.5 c (vs - v)^2 = -c (vs - v) only if vs does not depend on v.
+  np.testing.assert_allclose(gradient, -2.0 * (vs - values.numpy()), rtol=1e-5)
+
+
+@pytest.mark.parametrize('reward, sign', [(1.0, -1.0), (-1.0, 1.0)])
+def test_policy_gradient_pushes_the_taken_action_with_the_advantage(reward, sign):
+  logits = tf.Variable([[[0.0, 0.0, 0.0]]])
+  with tf.GradientTape() as tape:
+    _, parts = _loss(target_logits=logits, behaviour_logits=np.zeros((1, 1, 3), np.float32),
+                     values=np.zeros((1, 1), np.float32),
+                     bootstrap_value=np.zeros([1], np.float32),
+                     rewards=np.array([[reward]], np.float32))
+  gradient = tape.gradient(parts['policy_loss'], logits).numpy()[0, 0]
+  # Descent on the loss raises the taken action's logit after a positive
+  # advantage and lowers it after a negative one.
+  assert np.sign(gradient[2]) == sign
+  assert np.all(np.sign(gradient[:2]) == -sign)
+
+
+def test_truncated_transition_adds_no_policy_or_baseline_loss():
+  total, parts = _loss(truncated=np.array([[True]]), entropy_cost=0.0)
+  assert float(parts['policy_loss']) == 0.0
+  assert float(parts['baseline_loss']) == 0.0
+  assert float(total) == 0.0
+
+
+def test_rejects_logits_of_the_wrong_rank():
+  with pytest.raises(ValueError, match='rank 3'):
+    _loss(target_logits=np.zeros((1, 3), np.float32))

@@ -1,0 +1,166 @@
+"""Batcher, per-env state, unroll building and backpressure on the real server."""
+import queue
+
+import numpy as np
+import pytest
+
+from seed import protocol
+from seed.inference.step_processor import padded_batch_sizes
+from seed.inference.unroll_builder import UnrollBuilder
+from seed.replay.fifo import UnrollFifo, stack_unrolls
+from tests.server_harness import LockstepClient, ServerHarness, hello, step
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def counts_of(reply):
+  return protocol.decode_tensor(reply.actions.actions, 'actions')
+
+
+def connect(harness, actor_id=0, run_id='run-a', num_envs=2):
+  client = LockstepClient(harness.address)
+  client.send(hello(actor_id=actor_id, run_id=run_id, num_envs=num_envs))
+  assert client.recv().WhichOneof('kind') == 'welcome'
+  return client
+
+
+def test_padded_batch_sizes():
+  assert padded_batch_sizes(64) == [1, 2, 4, 8, 16, 32, 64]
+  assert padded_batch_sizes(6) == [1, 2, 4, 6]
+  assert padded_batch_sizes(1) == [1]
+
+
+def test_unrolls_share_their_boundary_step_and_keep_the_initial_state():
+  builder = UnrollBuilder(unroll_length=3)
+  unrolls = []
+  for t in range(10):
+    unroll = builder.append({'x': np.array([t, t]), 'r': np.float32(t)},
+                            core_state_before=(np.array(100 + t),))
+    if unroll is not None:
+      unrolls.append(unroll)
+  assert len(unrolls) == 3  # steps 0-3, 3-6, 6-9
+  np.testing.assert_array_equal(unrolls[0]['x'][:, 0], [0, 1, 2, 3])
+  np.testing.assert_array_equal(unrolls[1]['r'], [3, 4, 5, 6])
+  np.testing.assert_array_equal(unrolls[2]['r'], [6, 7, 8, 9])
+  assert [int(u['core_state'][0]) for u in unrolls] == [100, 103, 106]
+  # Handed-out buffers are never written again.
+  np.testing.assert_array_equal(unrolls[0]['r'], [0, 1, 2, 3])
+
+
+def test_unroll_builder_reset_drops_the_partial_unroll():
+  builder = UnrollBuilder(unroll_length=2)
+  builder.append({'x': np.float32(1)}, ())
+  builder.append({'x': np.float32(2)}, ())
+  builder.reset()
+  assert builder.num_buffered_steps == 0
+  assert builder.append({'x': np.float32(3)}, ()) is None
+
+
+def test_fifo_batches_in_arrival_order():
+  fifo = UnrollFifo(4)
+  for i in range(3):
+    fifo.put({'x': np.full((2,), i), 'core_state': (np.array([i]),)})
+  batch = fifo.get_batch(2)
+  np.testing.assert_array_equal(batch['x'][:, 0], [0, 1])
+  assert batch['core_state'][0].shape == (2, 1)
+  assert fifo.get_batch(2, timeout_s=0.05) is None
+  assert len(fifo) == 1
+
+
+def test_stack_unrolls_without_state():
+  batch = stack_unrolls([{'x': np.zeros(3), 'core_state': ()}] * 2)
+  assert batch['x'].shape == (2, 3) and batch['core_state'] == ()
+
+
+def test_state_persists_per_env_and_resets_on_episode_end():
+  with ServerHarness() as harness:
+    client = connect(harness)
+    seen = []
+    for t in range(4):
+      client.send(step(terminated=[False, t == 2]))
+      seen.append(counts_of(client.recv()))
+    # CountingAgent: state = steps since episode start, action = count % 3.
+    np.testing.assert_array_equal(np.array(seen), [[1, 1], [2, 2], [0, 1], [1, 2]])
+    client.close()
+
+
+def test_new_run_id_resets_state_and_same_run_id_keeps_it():
+  with ServerHarness() as harness:
+    client = connect(harness, run_id='first')
+    for _ in range(4):
+      client.send(step())
+      client.recv()
+    client.close()
+    # A reconnection with the same run id (a network blip) keeps the state ...
+    client = connect(harness, run_id='first')
+    client.send(step())
+    assert counts_of(client.recv()).tolist() == [5 % 3] * 2
+    client.close()
+    # ... a new run id (actor restart) starts from a fresh state, partial unroll dropped.
+    client = connect(harness, run_id='second')
+    client.send(step())
+    assert counts_of(client.recv()).tolist() == [1, 1]
+    slot = harness.table._slots[0][0]
+    assert slot.unroll.num_buffered_steps == 1
+    client.close()
+
+
+def test_steps_from_two_actors_share_one_batch():
+  with ServerHarness(max_batch_envs=8, max_wait_ms=2000) as harness:
+    a, b = connect(harness, actor_id=0), connect(harness, actor_id=1, num_envs=3)
+    harness.agent.batch_shapes.clear()
+    a.send(step())
+    b.send(step(num_envs=3))
+    assert counts_of(a.recv()).shape == (2,)
+    assert counts_of(b.recv()).shape == (3,)
+    # Both were waiting (all connected envs), so one batch of 5 padded to 8 ran.
+    assert harness.agent.batch_shapes == [8]
+    a.close()
+    b.close()
+
+
+def test_partial_batch_runs_after_max_wait():
+  with ServerHarness(max_batch_envs=8, max_wait_ms=50) as harness:
+    a, idle = connect(harness, actor_id=0), connect(harness, actor_id=1)
+    harness.agent.batch_shapes.clear()
+    a.send(step())
+    assert counts_of(a.recv(timeout=10)).shape == (2,)
+    assert harness.agent.batch_shapes == [2]
+    a.close()
+    idle.close()
+
+
+def test_unrolls_and_episodes_reach_the_input():
+  with ServerHarness() as harness:
+    client = connect(harness, num_envs=1)
+    rewards = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    for t, reward in enumerate(rewards):
+      client.send(step(num_envs=1, rewards=[reward], terminated=[t == 4]))
+      client.recv()
+    client.close()
+    assert harness.episodes == [(1.0 + 2.0 + 3.0 + 4.0, 4)]
+    assert harness.counters.get('env_steps') == 6
+    batch = harness.fifo.get_batch(2, timeout_s=1.0)
+    np.testing.assert_array_equal(batch['reward'][0], [0, 1, 2, 3])
+    np.testing.assert_array_equal(batch['reward'][1], [3, 4, 5, 6])
+    np.testing.assert_array_equal(batch['terminated'][1], [False, True, False, False])
+    np.testing.assert_array_equal(batch['count'][1], [4, 1, 2, 3])
+    assert batch['core_state'][0].tolist() == [0, 3]  # state before steps 0 and 3
+    assert set(batch) >= {'observation', 'reward', 'terminated', 'truncated', 'action'}
+
+
+def test_a_full_input_holds_back_inference():
+  with ServerHarness(fifo_capacity=1) as harness:
+    client = connect(harness, num_envs=1)
+    # Steps 0-3 make the first unroll (it fills the FIFO); step 6 completes a
+    # second one, whose put must wait: its reply is held back.
+    for _ in range(6):
+      client.send(step(num_envs=1))
+      client.recv()
+    client.send(step(num_envs=1))
+    with pytest.raises(queue.Empty):
+      client.recv(timeout=1.0)
+    # The trainer takes a batch: the blocked step completes.
+    assert harness.fifo.get_batch(1, timeout_s=1.0) is not None
+    assert counts_of(client.recv(timeout=10)).shape == (1,)
+    client.close()

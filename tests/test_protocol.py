@@ -1,0 +1,155 @@
+"""The actor<->learner contract: every refusal names the bad value, others keep going."""
+import grpc
+import numpy as np
+import pytest
+
+from seed import protocol
+from seed.envs.spec import EnvSpec
+from tests.server_harness import CATCH_SPEC, LockstepClient, ServerHarness, hello, step
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def server():
+  with ServerHarness() as harness:
+    yield harness
+
+
+@pytest.fixture
+def good_actor(server):
+  """A well-behaved actor that stays connected through each test."""
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=100, run_id='good'))
+  assert client.recv().WhichOneof('kind') == 'welcome'
+  yield client
+  client.close()
+
+
+def assert_still_served(client):
+  client.send(step())
+  reply = client.recv()
+  actions = protocol.decode_tensor(reply.actions.actions, 'actions')
+  assert actions.shape == (2,)
+
+
+def refusal(client, *messages):
+  for message in messages:
+    client.send(message)
+  with pytest.raises(grpc.RpcError) as info:
+    while True:
+      client.recv()
+  client.close()
+  return info.value.code(), info.value.details()
+
+
+def test_a_good_actor_gets_one_action_per_env(good_actor):
+  for _ in range(5):
+    assert_still_served(good_actor)
+
+
+def test_spec_mismatch_names_both_specs(server, good_actor):
+  wrong = EnvSpec((84, 84, 4), 'uint8', num_actions=6)
+  code, details = refusal(LockstepClient(server.address), hello(spec=wrong))
+  assert code == grpc.StatusCode.FAILED_PRECONDITION
+  assert 'uint8[84, 84, 4]' in details and 'float32[10, 5]' in details
+  assert '6 discrete actions' in details and '3 discrete actions' in details
+  assert_still_served(good_actor)
+
+
+def test_env_name_mismatch(server, good_actor):
+  code, details = refusal(LockstepClient(server.address), hello(env_name='atari:Pong'))
+  assert code == grpc.StatusCode.FAILED_PRECONDITION
+  assert "'atari:Pong'" in details and "'Catch'" in details
+  assert_still_served(good_actor)
+
+
+def test_wrong_protocol_version(server, good_actor):
+  code, details = refusal(LockstepClient(server.address), hello(protocol_version=99))
+  assert code == grpc.StatusCode.FAILED_PRECONDITION
+  assert 'protocol version 99' in details and f'version {protocol.PROTOCOL_VERSION}' in details
+  assert_still_served(good_actor)
+
+
+@pytest.mark.parametrize('shape,dtype,named', [
+    ((10, 6), np.float32, 'float32[2, 10, 6]'),
+    ((10, 5), np.uint8, 'uint8[2, 10, 5]'),
+])
+def test_wrong_observation_shape_or_dtype(server, good_actor, shape, dtype, named):
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=1))
+  assert client.recv().WhichOneof('kind') == 'welcome'
+  code, details = refusal(client, step(shape=shape, dtype=dtype))
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert named in details and 'expected float32[2, 10, 5]' in details
+  assert_still_served(good_actor)
+
+
+def test_observation_bytes_that_do_not_fit_the_shape(server, good_actor):
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=1))
+  client.recv()
+  message = step()
+  message.step.observations.data = b'\x00' * 7
+  code, details = refusal(client, message)
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert '7 bytes' in details and '400 bytes' in details
+  assert_still_served(good_actor)
+
+
+def test_step_before_hello(server, good_actor):
+  code, details = refusal(LockstepClient(server.address), step())
+  assert code == grpc.StatusCode.FAILED_PRECONDITION
+  assert 'first message is a step' in details and 'expected a hello' in details
+  assert_still_served(good_actor)
+
+
+def test_undecodable_bytes(server, good_actor):
+  code, details = refusal(LockstepClient(server.address), b'\xff\xff\xff\xff garbage')
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert 'could not decode an ActorMessage from 12 bytes' in details
+  assert_still_served(good_actor)
+
+
+def test_oversized_message(server, good_actor):
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=1))
+  client.recv()
+  code, details = refusal(client, step(num_envs=2, shape=(1024, 1024)))  # 8 MiB > 1 MiB
+  assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+  assert 'larger than max' in details and str(1 << 20) in details
+  assert_still_served(good_actor)
+
+
+def test_wrong_number_of_rewards(server, good_actor):
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=1))
+  client.recv()
+  code, details = refusal(client, step(rewards=[1.0]))
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert 'step.rewards has 1 entries; expected 2' in details
+  assert_still_served(good_actor)
+
+
+def test_too_many_envs_for_one_actor(server, good_actor):
+  code, details = refusal(LockstepClient(server.address), hello(actor_id=1, num_envs=9))
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert 'num_envs=9' in details and '1 to 8' in details
+  assert_still_served(good_actor)
+
+
+def test_duplicate_actor_id_while_connected(server, good_actor):
+  code, details = refusal(LockstepClient(server.address), hello(actor_id=100, run_id='other'))
+  assert code == grpc.StatusCode.ALREADY_EXISTS
+  assert 'actor_id 100 is already connected' in details
+  assert_still_served(good_actor)
+
+
+def test_auth_token_required_when_configured():
+  with ServerHarness(auth_token='s3cret') as harness:
+    code, details = refusal(LockstepClient(harness.address), hello())
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+    client = LockstepClient(harness.address, metadata=(('authorization', 'Bearer s3cret'),))
+    client.send(hello())
+    assert client.recv().WhichOneof('kind') == 'welcome'
+    client.close()

@@ -36,13 +36,14 @@ flags.mark_flag_as_required('logdir')
 
 def main(argv):
   del argv
-  from seed import config, security  # pylint: disable=g-import-not-at-top
+  from seed import agents, config, security  # pylint: disable=g-import-not-at-top
   from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
 
   os.makedirs(FLAGS.logdir, exist_ok=True)
-  _log_to_file(os.path.join(FLAGS.logdir, 'logs', 'learner.log'))
+  logging.getLogger().setLevel(logging.INFO)
   security.check_listen_address(FLAGS.server_address, FLAGS.tls_cert_file,
                                 FLAGS.auth_token_file)
+  agents.agent_class(FLAGS.agent)  # Registers the agent's configurables before parsing.
   config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
   options = LearnerOptions(
       logdir=FLAGS.logdir, agent=FLAGS.agent, server_address=FLAGS.server_address,
@@ -59,14 +60,6 @@ def main(argv):
   logging.info('agent %s on %s (%s); resumed: %s', FLAGS.agent, learner.env_name,
                learner.env_spec.describe(), learner.resumed)
   sys.exit(learner.run())
-
-
-def _log_to_file(path: str) -> None:
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  handler = logging.FileHandler(path)
-  handler.setFormatter(logging.Formatter('%(asctime)s %(levelname)s %(name)s: %(message)s'))
-  logging.getLogger().addHandler(handler)
-  logging.getLogger().setLevel(logging.INFO)
 
 
 def run():

@@ -23,13 +23,13 @@ class Trainer(threading.Thread):
     self._on_train = on_train
     self._checkpointer = checkpointer
     self._checkpoint_interval_s = checkpoint_interval_s
-    self._stop = stop_event
+    self._stop_event = stop_event
     self.error: Optional[BaseException] = None
 
   def run(self) -> None:
     last_save = time.monotonic()
     try:
-      while not self._stop.is_set():
+      while not self._stop_event.is_set():
         batch = self._get_batch(self._agent.batch_size)
         if batch is None:
           continue
@@ -42,4 +42,4 @@ class Trainer(threading.Thread):
     except BaseException as e:  # Surface it: the learner must not train silently dead.
       _log.exception('trainer failed')
       self.error = e
-      self._stop.set()
+      self._stop_event.set()

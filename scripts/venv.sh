@@ -1,0 +1,23 @@
+# Sourced by run_local.sh and run_tests.sh: create or reuse .venv and install
+# seed into it (editable) with the given extras. Reinstalls only when setup.py
+# or the extras change.
+ensure_venv() {
+  local extras="$1"
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  local venv="${SEED_VENV:-$root/.venv}"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "seed: creating $venv (first run: installing TensorFlow and friends takes a few minutes)"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --upgrade pip
+  fi
+  local stamp="$venv/.seed-installed-$(cat "$root/setup.py" | sha1sum | cut -c1-12)-${extras//,/-}"
+  if [ ! -f "$stamp" ]; then
+    echo "seed: installing seed[$extras] into $venv"
+    "$venv/bin/pip" install --quiet -e "$root[$extras]"
+    rm -f "$venv"/.seed-installed-*
+    touch "$stamp"
+  fi
+  # shellcheck disable=SC1091
+  source "$venv/bin/activate"
+}

@@ -1,0 +1,257 @@
+"""Tests of the V-trace agent: inference, unroll/step agreement, training, checkpoints."""
+import numpy as np
+import pytest
+
+tf = pytest.importorskip('tensorflow')
+
+import gin  # pylint: disable=g-import-not-at-top,g-bad-import-order
+
+from seed.agents.vtrace import agent as agent_lib  # pylint: disable=g-import-not-at-top
+from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
+
+CATCH = spec_lib.EnvSpec((10, 5), 'float32', num_actions=3)
+CARTPOLE = spec_lib.EnvSpec((4,), 'float32', num_actions=2)
+ATARI = spec_lib.EnvSpec((4, 84, 84), 'uint8', num_actions=6, frames_per_step=4)
+SPECS = {'catch': CATCH, 'cartpole': CARTPOLE, 'atari': ATARI}
+# Small LSTMs keep the tests fast; the logic does not depend on the width.
+LSTM = dict(use_lstm=True, lstm_size=8)
+# Logits recomputed in a [T * B] batch differ from [B]-row inference only by
+# float32 rounding (the kernels block the rows differently).
+TOLERANCE = dict(rtol=1e-5, atol=1e-5)
+
+
+def _observations(spec, leading_shape, rng):
+  shape = tuple(leading_shape) + spec.observation_shape
+  if spec.observation_dtype == 'uint8':
+    return rng.integers(0, 256, shape).astype(np.uint8)
+  return rng.normal(size=shape).astype(spec.observation_dtype)
+
+
+def _random_batch(agent, spec, rng, done_probability=0.2):
+  """A [batch_size, T + 1] batch with random steps and behaviour logits."""
+  shape = (agent.batch_size, agent.unroll_length + 1)
+  core_state = tuple(rng.normal(size=x.shape).astype(np.float32)
+                     for x in agent.initial_core_state(agent.batch_size))
+  return {
+      'observation': _observations(spec, shape, rng),
+      'reward': rng.normal(size=shape).astype(np.float32),
+      'terminated': rng.random(shape) < done_probability,
+      'truncated': rng.random(shape) < done_probability / 2,
+      'action': rng.integers(0, spec.num_actions, shape).astype(np.int32),
+      'logits': rng.normal(size=shape + (spec.num_actions,)).astype(np.float32),
+      'core_state': core_state,
+  }
+
+
+def _infer(agent, observation, done, core_state):
+  batch = len(observation)
+  return agent.inference(observation, np.zeros([batch], np.float32),
+                         np.asarray(done, bool), core_state)
+
+
+@pytest.mark.parametrize('name, kwargs, torso', [
+    ('catch', {}, 'mlp'), ('cartpole', {}, 'mlp'), ('atari', {}, 'nature'),
+    ('catch', LSTM, 'mlp'), ('atari', dict(torso='impala_shallow', **LSTM), 'impala_shallow')])
+def test_inference_shapes_and_dtypes(name, kwargs, torso):
+  spec = SPECS[name]
+  agent = agent_lib.VTraceAgent(spec, **kwargs)
+  assert agent.network.torso == torso
+  batch = 2
+  state = agent.initial_core_state(batch)
+  action, outputs, new_state = _infer(
+      agent, _observations(spec, [batch], np.random.default_rng(0)), [True, False], state)
+  assert action.dtype == tf.int32 and action.shape == (batch,)
+  assert np.all((action.numpy() >= 0) & (action.numpy() < spec.num_actions))
+  assert set(outputs) == {'logits'}
+  assert outputs['logits'].dtype == tf.float32
+  assert outputs['logits'].shape == (batch, spec.num_actions)
+  if kwargs.get('use_lstm'):
+    assert len(state) == 2 and len(new_state) == 2
+    for array in new_state:
+      assert array.dtype == tf.float32 and array.shape == (batch, 8)
+  else:
+    assert state == () and new_state == ()
+
+
+def test_warm_up_traces_each_size_once():
+  agent = agent_lib.VTraceAgent(CATCH, **LSTM)
+  agent.warm_up([1, 4, 8])
+  count = agent.inference.experimental_get_tracing_count()
+  assert count == 3
+  rng = np.random.default_rng(1)
+  for batch in (1, 4, 8, 4, 1):
+    _infer(agent, _observations(CATCH, [batch], rng), rng.random(batch) < 0.5,
+           agent.initial_core_state(batch))
+  assert agent.inference.experimental_get_tracing_count() == count
+  assert agent.optimizer.built
+
+
+def test_lstm_state_is_reset_where_done():
+  agent = agent_lib.VTraceAgent(CARTPOLE, **LSTM)
+  rng = np.random.default_rng(2)
+  observation = _observations(CARTPOLE, [2], rng)
+  used = tuple(rng.normal(size=(2, 8)).astype(np.float32) for _ in range(2))
+  _, reset, reset_state = _infer(agent, observation, [True, False], used)
+  _, fresh, fresh_state = _infer(agent, observation, [False, False],
+                                 agent.initial_core_state(2))
+  _, kept, kept_state = _infer(agent, observation, [False, False], used)
+  np.testing.assert_array_equal(reset['logits'][0], fresh['logits'][0])
+  np.testing.assert_array_equal(reset['logits'][1], kept['logits'][1])
+  for got, want_reset, want_kept in zip(reset_state, fresh_state, kept_state):
+    np.testing.assert_array_equal(got[0], want_reset[0])
+    np.testing.assert_array_equal(got[1], want_kept[1])
+  assert not np.allclose(fresh['logits'][1], kept['logits'][1])
+
+
+@pytest.mark.parametrize('name, kwargs', [
+    ('cartpole', {}), ('catch', LSTM), ('atari', {}),
+    ('atari', dict(torso='impala_shallow', **LSTM))])
+def test_unroll_reproduces_step_by_step_inference(name, kwargs):
+  spec = SPECS[name]
+  agent = agent_lib.VTraceAgent(spec, **kwargs)
+  rng = np.random.default_rng(3)
+  steps, batch = (2, 2) if name == 'atari' else (6, 3)
+  observations = _observations(spec, [steps, batch], rng)
+  done = np.zeros([steps, batch], bool)
+  done[steps // 2, 0] = True  # An episode starts mid-unroll for env 0.
+  initial = tuple(rng.normal(size=x.shape).astype(np.float32)
+                  for x in agent.initial_core_state(batch))
+  state, step_logits = initial, []
+  for t in range(steps):
+    _, outputs, state = _infer(agent, observations[t], done[t], state)
+    step_logits.append(outputs['logits'].numpy())
+  logits, baseline, final_state = tf.function(agent.network.unroll)(
+      observations, done, initial)
+  assert baseline.shape == (steps, batch)
+  np.testing.assert_allclose(logits, np.stack(step_logits), **TOLERANCE)
+  for got, want in zip(final_state, state):
+    np.testing.assert_allclose(got, want, **TOLERANCE)
+
+
+@pytest.mark.parametrize('name, kwargs', [
+    ('cartpole', {}), ('catch', dict(optimizer='rmsprop', **LSTM)), ('atari', LSTM)])
+def test_train_step_returns_finite_logs_and_changes_weights(name, kwargs):
+  spec = SPECS[name]
+  agent = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, **kwargs)
+  before = [v.numpy().copy() for v in agent.network.trainable_variables]
+  logs = agent.train_step(_random_batch(agent, spec, np.random.default_rng(4)))
+  for key in ('total_loss', 'policy_loss', 'baseline_loss', 'entropy', 'grad_norm',
+              'learning_rate'):
+    assert isinstance(logs[key], float) and np.isfinite(logs[key]), (key, logs)
+  np.testing.assert_allclose(logs['learning_rate'], 6e-4, rtol=1e-6)
+  after = [v.numpy() for v in agent.network.trainable_variables]
+  assert all(not np.array_equal(b, a) for b, a in zip(before, after))
+  assert int(agent.optimizer.iterations) == 1
+  agent.train_step(_random_batch(agent, spec, np.random.default_rng(5)))
+  train_function = agent._train_function  # pylint: disable=protected-access
+  assert train_function.experimental_get_tracing_count() == 1
+
+
+def _first_step_loss(batch, **kwargs):
+  """total_loss of the first train_step of a fresh, identically seeded agent."""
+  agent = agent_lib.VTraceAgent(CARTPOLE, unroll_length=3, batch_size=2, **kwargs)
+  return agent.train_step(batch)['total_loss']
+
+
+def test_loss_uses_rewards_of_steps_one_to_t_clipped_when_asked():
+  agent = agent_lib.VTraceAgent(CARTPOLE, unroll_length=3, batch_size=2)
+  batch = _random_batch(agent, CARTPOLE, np.random.default_rng(6), done_probability=0.0)
+  base = _first_step_loss(batch)
+  # Step 0's reward belongs to the previous unroll's last transition.
+  shifted = dict(batch,
+                 reward=batch['reward'] + np.array([[5.0, 0, 0, 0]], np.float32))
+  assert _first_step_loss(shifted) == pytest.approx(base, rel=1e-6)
+  last = dict(batch, reward=batch['reward'] + np.array([[0, 0, 0, 5.0]], np.float32))
+  assert _first_step_loss(last) != pytest.approx(base, rel=1e-3)
+  signs = dict(batch, reward=np.sign(batch['reward']))
+  scaled = dict(batch, reward=100.0 * np.sign(batch['reward']))
+  assert _first_step_loss(scaled, reward_clipping='abs_one') == pytest.approx(
+      _first_step_loss(signs), rel=1e-6)
+
+
+def test_checkpoint_round_trip_restores_weights_and_optimizer(tmp_path):
+  spec = CATCH
+  trained = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, seed=1, **LSTM)
+  rng = np.random.default_rng(7)
+  for _ in range(2):
+    trained.train_step(_random_batch(trained, spec, rng))
+  path = tf.train.Checkpoint(**trained.checkpoint_items()).write(str(tmp_path / 'ckpt'))
+
+  restored = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, seed=2, **LSTM)
+  restored.warm_up([2])
+  status = tf.train.Checkpoint(**restored.checkpoint_items()).read(path)
+  status.assert_consumed()
+  assert int(restored.optimizer.iterations) == 2
+  for want, got in zip(trained.network.weights, restored.network.weights):
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+  assert len(restored.optimizer.variables) == len(trained.optimizer.variables)
+  for want, got in zip(trained.optimizer.variables, restored.optimizer.variables):
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+  # And training goes on from there identically.
+  batch = _random_batch(trained, spec, rng)
+  assert restored.train_step(batch) == pytest.approx(trained.train_step(batch), rel=1e-6)
+
+
+@pytest.mark.parametrize('spec, kwargs, match', [
+    (spec_lib.EnvSpec((3,), 'float32', action_shape=(2,), action_dtype='float32'), {},
+     'discrete'),
+    (CARTPOLE, dict(torso='resnet'), "Unknown torso 'resnet'.*mlp, nature, impala_shallow"),
+    (CARTPOLE, dict(torso='nature'), r'\[C, H, W\]'),
+    (spec_lib.EnvSpec((2, 3, 4, 5), 'float32', 2), {}, 'rank-4'),
+    (CARTPOLE, dict(optimizer='sgd'), "Unknown optimizer 'sgd'.*adam, rmsprop"),
+    (CARTPOLE, dict(reward_clipping='abs_ten'), "'abs_ten'.*abs_one"),
+    (CARTPOLE, dict(discount=1.5), r'discount must be in \[0, 1\], got 1.5'),
+    (CARTPOLE, dict(unroll_length=0), 'unroll_length must be >= 1, got 0'),
+    (CARTPOLE, dict(max_grad_norm=0.0), 'max_grad_norm'),
+])
+def test_constructor_rejects_bad_arguments(spec, kwargs, match):
+  with pytest.raises(ValueError, match=match):
+    agent_lib.VTraceAgent(spec, **kwargs)
+
+
+def test_train_step_rejects_a_batch_of_the_wrong_shape():
+  agent = agent_lib.VTraceAgent(CARTPOLE, unroll_length=3, batch_size=2)
+  batch = _random_batch(agent, CARTPOLE, np.random.default_rng(8))
+  batch['reward'] = batch['reward'][:, :3]
+  with pytest.raises(ValueError, match=r"batch\['reward'\] has shape \(2, 3\)"):
+    agent.train_step(batch)
+  del batch['logits']
+  with pytest.raises(ValueError, match='lacks'):
+    agent.train_step(batch)
+
+
+def test_gin_configures_the_agent():
+  try:
+    gin.parse_config('VTraceAgent.unroll_length = 7\nVTraceAgent.entropy_cost = 0.02')
+    agent = agent_lib.VTraceAgent(CARTPOLE)
+  finally:
+    gin.clear_config()
+  assert agent.unroll_length == 7 and agent.batch_size == 32
+  assert agent.input_kind == 'fifo'
+
+
+def test_learns_a_contextual_bandit():
+  """Two contexts, two arms, reward 1 for the arm matching the context."""
+  agent = agent_lib.VTraceAgent(spec_lib.EnvSpec((2,), 'float32', num_actions=2),
+                                unroll_length=4, batch_size=16, seed=0)
+  rng = np.random.default_rng(0)
+  envs, steps = agent.batch_size, agent.unroll_length + 1
+  one_hot = np.eye(2, dtype=np.float32)
+  for _ in range(200):
+    contexts = rng.integers(0, 2, (envs, steps))
+    # Each pull is a one-step episode, so every step can be inferred at once
+    # with the current weights: the unrolls are exactly on-policy.
+    action, outputs, _ = _infer(agent, one_hot[contexts].reshape(-1, 2),
+                                np.ones(envs * steps, bool), ())
+    actions = action.numpy().reshape(envs, steps)
+    reward = np.zeros((envs, steps), np.float32)
+    reward[:, 1:] = actions[:, :-1] == contexts[:, :-1]
+    agent.train_step({
+        'observation': one_hot[contexts], 'reward': reward,
+        'terminated': np.ones((envs, steps), bool),
+        'truncated': np.zeros((envs, steps), bool), 'action': actions,
+        'logits': outputs['logits'].numpy().reshape(envs, steps, 2),
+        'core_state': ()})
+  _, outputs, _ = _infer(agent, one_hot, [True, True], ())
+  probabilities = tf.nn.softmax(outputs['logits']).numpy()
+  assert probabilities[0, 0] > 0.9 and probabilities[1, 1] > 0.9, probabilities

@@ -29,9 +29,13 @@ flags.DEFINE_string('auth_token_file', None, 'File with the learner\'s shared to
 def main(argv):
   del argv
   logging.getLogger().setLevel(logging.INFO)
-  config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings, skip_unknown=True)
-  env_config = EnvConfig()
-  envs = make_envs(env_config.make, FLAGS.num_envs, FLAGS.actor_id, FLAGS.seed)
+  try:
+    config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings, skip_unknown=True)
+    env_config = EnvConfig()
+    envs = make_envs(env_config.make, FLAGS.num_envs, FLAGS.actor_id, FLAGS.seed)
+  except (ValueError, FileNotFoundError) as e:  # A config mistake: say it, no traceback.
+    logging.error('actor %d: %s', FLAGS.actor_id, e)
+    sys.exit(2)
   credentials = security.channel_credentials(FLAGS.tls_ca_file)
   channel_factory = None
   if credentials is not None:

@@ -41,10 +41,14 @@ def main(argv):
 
   os.makedirs(FLAGS.logdir, exist_ok=True)
   logging.getLogger().setLevel(logging.INFO)
-  security.check_listen_address(FLAGS.server_address, FLAGS.tls_cert_file,
-                                FLAGS.auth_token_file)
-  agents.agent_class(FLAGS.agent)  # Registers the agent's configurables before parsing.
-  config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
+  try:
+    security.check_listen_address(FLAGS.server_address, FLAGS.tls_cert_file,
+                                  FLAGS.auth_token_file)
+    agents.agent_class(FLAGS.agent)  # Registers the agent's configurables before parsing.
+    config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings)
+  except (ValueError, FileNotFoundError) as e:  # A config mistake: say it, no traceback.
+    logging.error('%s', e)
+    sys.exit(2)
   options = LearnerOptions(
       logdir=FLAGS.logdir, agent=FLAGS.agent, server_address=FLAGS.server_address,
       inference_batch_size=FLAGS.inference_batch_size, max_wait_ms=FLAGS.max_wait_ms,

@@ -72,6 +72,8 @@ class Learner:
     self.checkpointer = Checkpointer(checkpoint_dir(options.logdir),
                                      self.agent.checkpoint_items(), self.counters)
     self.resumed = self.checkpointer.restore_latest()
+    if self.resumed:
+      self.agent.on_restored()
     self.trainer = Trainer(self.agent, self.agent_input.get_batch, self.counters,
                            self.metrics.on_train, self.checkpointer,
                            options.checkpoint_interval_s, self.stop_event)

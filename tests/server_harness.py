@@ -1,6 +1,7 @@
 """A real inference server in a background thread, for tests (no TensorFlow)."""
 import asyncio
 import queue
+import socket
 import threading
 
 import grpc
@@ -46,7 +47,7 @@ class ServerHarness:
   """Starts the service on 127.0.0.1:<free port> in its own event loop thread."""
 
   def __init__(self, spec=CATCH_SPEC, env_name='Catch', max_batch_envs=8, max_wait_ms=2.0,
-               fifo_capacity=1000, max_message_bytes=1 << 20, auth_token=None):
+               fifo_capacity=1000, max_message_bytes=1 << 20, auth_token=None, port=0):
     self.agent = CountingAgent(spec.num_actions or 1)
     self.counters = Counters()
     self.stop_event = threading.Event()
@@ -60,6 +61,7 @@ class ServerHarness:
     self._spec, self._env_name = spec, env_name
     self._max_batch_envs, self._max_wait_ms = max_batch_envs, max_wait_ms
     self._max_message_bytes, self._auth_token = max_message_bytes, auth_token
+    self._port = port
     self._loop = asyncio.new_event_loop()
     self._ready = threading.Event()
     self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -76,7 +78,8 @@ class ServerHarness:
                                max_envs_per_actor=self._max_batch_envs,
                                auth_token=self._auth_token)
     self.batcher.start()
-    self.server, port = await start_server(service, '127.0.0.1:0', self._max_message_bytes)
+    self.server, port = await start_server(service, f'127.0.0.1:{self._port}',
+                                            self._max_message_bytes)
     self.address = f'127.0.0.1:{port}'
 
   def __exit__(self, *exc):
@@ -88,6 +91,12 @@ class ServerHarness:
     asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
     self._loop.call_soon_threadsafe(self._loop.stop)
     self._thread.join(timeout=10)
+
+
+def free_port() -> int:
+  with socket.socket() as s:
+    s.bind(('127.0.0.1', 0))
+    return s.getsockname()[1]
 
 
 class LockstepClient:

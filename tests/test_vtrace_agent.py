@@ -255,3 +255,15 @@ def test_learns_a_contextual_bandit():
   _, outputs, _ = _infer(agent, one_hot, [True, True], ())
   probabilities = tf.nn.softmax(outputs['logits']).numpy()
   assert probabilities[0, 0] > 0.9 and probabilities[1, 1] > 0.9, probabilities
+
+
+def test_configured_learning_rate_wins_over_the_restored_one(tmp_path):
+  spec = spec_lib.EnvSpec((4,), 'float32', num_actions=2)
+  old = agent_lib.VTraceAgent(spec, learning_rate=1e-2, unroll_length=2, batch_size=2)
+  old.warm_up([1])
+  path = tf.train.Checkpoint(**old.checkpoint_items()).write(str(tmp_path / 'ckpt'))
+  new = agent_lib.VTraceAgent(spec, learning_rate=3e-4, unroll_length=2, batch_size=2)
+  new.warm_up([1])
+  tf.train.Checkpoint(**new.checkpoint_items()).read(path).assert_existing_objects_matched()
+  new.on_restored()
+  assert float(new.optimizer.learning_rate.numpy()) == pytest.approx(3e-4)

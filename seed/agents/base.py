@@ -69,6 +69,9 @@ class Agent(abc.ABC):
   def checkpoint_items(self) -> Dict[str, Any]:
     """Trackables to save and restore whole (model, optimizer, ...)."""
 
+  def on_restored(self) -> None:
+    """Called after a checkpoint restore: re-apply config that must win over saved state."""
+
   def warm_up(self, batch_sizes) -> None:
     """Trace `inference` for each padded batch size and build the optimizer.
 

@@ -86,8 +86,12 @@ class InferenceService:
                             'after the hello; expected a step')
       observations, rewards, terminated, truncated = protocol.decode_step(
           message.step, self._spec, num_envs)
-      actions = await self._batcher.submit(
-          StepRequest(slots, observations, rewards, terminated, truncated))
+      try:
+        actions = await self._batcher.submit(
+            StepRequest(slots, observations, rewards, terminated, truncated))
+      except asyncio.CancelledError:
+        # The batcher stops only when the learner does: the actor should retry.
+        raise ProtocolError(grpc.StatusCode.UNAVAILABLE, 'the learner is shutting down') from None
       await context.write(pb.LearnerMessage(actions=pb.Actions(
           actions=protocol.encode_tensor(actions))))
 

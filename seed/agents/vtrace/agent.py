@@ -122,6 +122,7 @@ class VTraceAgent(base.Agent):
         env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
         torso=torso, mlp_hidden_sizes=tuple(int(s) for s in mlp_hidden_sizes),
         use_lstm=use_lstm, lstm_size=lstm_size, seed=seed)
+    self._learning_rate = float(learning_rate)
     if optimizer == 'adam':
       self._optimizer = keras.optimizers.Adam(learning_rate, epsilon=adam_epsilon)
     else:
@@ -162,6 +163,10 @@ class VTraceAgent(base.Agent):
     seed = self._sampler.make_seeds(1)[:, 0]
     action = tf.random.stateless_categorical(logits, 1, seed=seed, dtype=tf.int32)
     return action[:, 0], {'logits': logits}, new_state
+
+  def on_restored(self) -> None:
+    # The optimizer checkpoints its learning rate; the configured one wins.
+    self._optimizer.learning_rate.assign(self._learning_rate)
 
   def warm_up(self, batch_sizes) -> None:
     """Traces `inference` for each batch size and creates the optimizer slots."""

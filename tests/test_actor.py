@@ -1,0 +1,93 @@
+"""The actor process: no TensorFlow, reconnects, stops cleanly, explains refusals."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.processes import REPO, _env
+from tests.server_harness import ServerHarness, free_port
+
+pytestmark = pytest.mark.timeout(120)
+
+# Runs the real actor entry point, then reports whether TensorFlow was imported.
+_ACTOR_THEN_CHECK_TF = '''
+import sys
+from seed.actors import main
+sys.argv = ['actor'] + sys.argv[1:]
+try:
+  main.run()
+except SystemExit as e:
+  code = e.code
+print('TENSORFLOW_IMPORTED' if 'tensorflow' in sys.modules else 'NO_TENSORFLOW', flush=True)
+sys.exit(code)
+'''
+
+
+def start_actor(port, *flags, actor_id=0, num_envs=2, env='Catch'):
+  return subprocess.Popen(
+      [sys.executable, '-c', _ACTOR_THEN_CHECK_TF, f'--server_address=127.0.0.1:{port}',
+       f'--actor_id={actor_id}', f'--num_envs={num_envs}',
+       f"--gin_bindings=EnvConfig.name='{env}'", *flags],
+      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), cwd=REPO)
+
+
+def wait_for(condition, timeout_s=60.0):
+  deadline = time.monotonic() + timeout_s
+  while not condition():
+    if time.monotonic() > deadline:
+      raise TimeoutError('condition not met')
+    time.sleep(0.05)
+
+
+def test_actor_runs_without_tensorflow():
+  with ServerHarness() as harness:
+    actor = start_actor(harness.address.split(':')[1], '--max_steps=200')
+    output, _ = actor.communicate(timeout=90)
+  assert actor.returncode == 0, output
+  assert 'NO_TENSORFLOW' in output, output
+  assert harness.counters.get('env_steps') >= 2 * 199
+
+
+def test_actor_reconnects_with_a_new_run_id_when_the_learner_restarts():
+  port = free_port()
+  with ServerHarness(port=port) as first:
+    actor = start_actor(port)
+    wait_for(lambda: first.counters.get('env_steps') > 20)
+    first_run_id = first.table._slots[0][0].run_id
+  with ServerHarness(port=port) as second:  # the "restarted learner"
+    wait_for(lambda: second.counters.get('env_steps') > 20)
+    assert second.table._slots[0][0].run_id != first_run_id
+  actor.send_signal(signal.SIGTERM)
+  output, _ = actor.communicate(timeout=30)
+  assert actor.returncode == 0, output
+  assert 'unavailable' in output and 'retrying' in output
+
+
+@pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM])
+def test_signals_end_the_actor_cleanly(signum):
+  with ServerHarness() as harness:
+    actor = start_actor(harness.address.split(':')[1])
+    wait_for(lambda: harness.counters.get('env_steps') > 10)
+    actor.send_signal(signum)
+    output, _ = actor.communicate(timeout=30)
+  assert actor.returncode == 0, output
+  assert 'stopped after' in output and 'Traceback' not in output
+
+
+def test_a_refused_actor_exits_with_the_reason():
+  with ServerHarness() as harness:  # serves Catch
+    actor = start_actor(harness.address.split(':')[1], env='CartPole-v1')
+    output, _ = actor.communicate(timeout=60)
+  assert actor.returncode == 2, output
+  assert "the learner refused us: FAILED_PRECONDITION" in output
+  assert "'CartPole-v1' differs from the learner env 'Catch'" in output
+
+
+def test_unknown_env_fails_at_start_with_the_valid_names():
+  actor = start_actor(free_port(), env='NoSuchEnv')
+  output, _ = actor.communicate(timeout=60)
+  assert actor.returncode != 0
+  assert 'NoSuchEnv' in output and 'Catch' in output and 'CartPole-v1' in output

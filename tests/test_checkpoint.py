@@ -1,0 +1,70 @@
+"""A killed learner resumes from its last checkpoint; SIGTERM checkpoints on the way out."""
+import os
+import re
+import signal
+import time
+
+import pytest
+import tensorflow as tf
+
+from tests.processes import Run
+from tests.server_harness import free_port
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def read_checkpoint(logdir):
+  path = tf.train.latest_checkpoint(os.path.join(logdir, 'ckpt'))
+  if path is None:
+    return None
+  reader = tf.train.load_checkpoint(path)
+  env_frames, env_steps, episodes, learner_steps = reader.get_tensor(
+      'counters/.ATTRIBUTES/VARIABLE_VALUE').tolist()
+  iterations = int(reader.get_tensor('optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE'))
+  return dict(path=path, env_frames=env_frames, env_steps=env_steps, episodes=episodes,
+              learner_steps=learner_steps, optimizer_iterations=iterations)
+
+
+def wait_for_checkpoint(logdir, min_learner_steps, timeout_s=120):
+  deadline = time.monotonic() + timeout_s
+  while time.monotonic() < deadline:
+    state = read_checkpoint(logdir)
+    if state is not None and state['learner_steps'] >= min_learner_steps:
+      return state
+    time.sleep(0.5)
+  raise TimeoutError(f'no checkpoint with {min_learner_steps} learner steps')
+
+
+def test_killed_learner_resumes_counters_and_optimizer(tmp_path):
+  port = free_port()
+  logdir = tmp_path / 'run'
+  with Run(logdir, 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
+           learner_flags=[f'--server_address=localhost:{port}',
+                          '--checkpoint_interval_s=1']) as run:
+    run.start_learner()
+    run.start_actors(2, 2)
+    wait_for_checkpoint(logdir, min_learner_steps=5)
+    run.learner.send_signal(signal.SIGKILL)  # no chance to save: the periodic one must do
+    run.learner.wait(timeout=30)
+    before = read_checkpoint(logdir)
+    # Model, optimizer and counters are saved together: the optimizer took
+    # exactly as many steps as the counters say.
+    assert before['optimizer_iterations'] == before['learner_steps']
+
+    run.start_learner()  # same run directory and port: actors reconnect by themselves
+    wait_for_checkpoint(logdir, min_learner_steps=before['learner_steps'] + 5)
+    run.learner.send_signal(signal.SIGTERM)
+    assert run.learner.wait(timeout=60) == 0, run.learner_log()
+    after = read_checkpoint(logdir)
+    log = run.learner_log()
+
+  resumed = re.search(r"resumed from .*ckpt-(\d+): \{'env_frames': (\d+), 'env_steps': (\d+), "
+                      r"'episodes': (\d+), 'learner_steps': (\d+)\}", log)
+  assert resumed, log
+  assert int(resumed.group(2)) == before['env_frames']
+  assert int(resumed.group(5)) == before['learner_steps']
+  assert after['learner_steps'] >= before['learner_steps'] + 5
+  assert after['env_frames'] > before['env_frames']
+  assert after['episodes'] > before['episodes']
+  assert after['optimizer_iterations'] == after['learner_steps']
+  assert 'received SIGTERM: checkpointing and stopping' in log

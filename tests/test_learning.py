@@ -1,0 +1,56 @@
+"""Learning through the real gRPC path: a learner process and 2 actor processes.
+
+Fixed seeds; each run stops as soon as the mean return of the last 20 episodes
+reaches its target (--target_return), or at the frame budget.
+"""
+import numpy as np
+import pytest
+
+from tests.processes import Run
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def train_until(tmp_path, gin_file, target, max_frames, window, num_actors=2, num_envs=4,
+                bindings=None):
+  with Run(tmp_path / 'run', gin_file, gin_bindings=bindings,
+           learner_flags=[f'--target_return={target}', f'--max_env_frames={max_frames}',
+                          f'--return_window={window}']) as run:
+    run.start_learner()
+    run.start_actors(num_actors, num_envs)
+    assert run.wait_learner(timeout_s=840) == 0, run.learner_log()
+    episodes = run.episodes()
+  return first_solved(episodes, target, window, label=bindings or gin_file)
+
+
+def first_solved(episodes, target, window, label):
+  """(frames, mean) where the mean return of `window` consecutive episodes first
+  reached `target`, computed from episodes.csv; (last frame, best mean) if never."""
+  frames = np.array([f for f, _ in episodes])
+  returns = np.array([r for _, r in episodes])
+  means = np.convolve(returns, np.ones(window) / window, mode='valid')
+  solved = np.flatnonzero(means >= target)
+  if len(solved):
+    i = solved[0]
+    result = frames[i + window - 1], means[i]
+  else:
+    result = frames[-1], means.max() if len(means) else float('nan')
+  print(f'{label}: mean return over {window} episodes {result[1]:.2f} at {result[0]} frames '
+        f'({len(episodes)} episodes in all)')
+  return result
+
+
+def test_vtrace_solves_cartpole(tmp_path):
+  frames, mean_return = train_until(tmp_path, 'gin/toy/vtrace.gin', target=400,
+                                    max_frames=1_000_000, window=20)
+  assert mean_return >= 400, f'best mean return over 20 episodes: {mean_return}'
+  assert frames <= 1_000_000
+
+
+def test_vtrace_learns_catch(tmp_path):
+  # Catch returns are +-1: a 100-episode window keeps a lucky streak from counting.
+  frames, mean_return = train_until(tmp_path, 'gin/toy/vtrace.gin', target=0.9,
+                                    max_frames=300_000, window=100,
+                                    bindings=["EnvConfig.name='Catch'"])
+  assert mean_return >= 0.9, f'best mean reward over 100 episodes: {mean_return}'
+  assert frames <= 300_000

@@ -4,7 +4,8 @@ Scalar names are stable (dashboards and tests rely on them) and every scalar
 is stepped by env frames:
   episode/return, episode/length
   throughput/env_frames_per_s, throughput/learner_steps_per_s
-  loss/<name> and policy/entropy (from the agent's train step logs)
+  loss/<name>, policy/entropy, policy/mean_rho, policy/mean_value, train/grad_norm,
+  train/learning_rate (from the agent's train step logs)
   inference/mean_batch_size, inference/padding_fraction, inference/ms_per_batch
   input/queue_fill
 """
@@ -22,7 +23,8 @@ from seed.counters import Counters
 _log = logging.getLogger('seed.progress')
 
 # Train-step log keys that are not losses get their own namespace.
-_TRAIN_LOG_NAMESPACES = {'entropy': 'policy/entropy', 'grad_norm': 'train/grad_norm',
+_TRAIN_LOG_NAMESPACES = {'entropy': 'policy/entropy', 'mean_rho': 'policy/mean_rho',
+                         'mean_value': 'policy/mean_value', 'grad_norm': 'train/grad_norm',
                          'learning_rate': 'train/learning_rate'}
 
 

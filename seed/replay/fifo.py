@@ -3,7 +3,6 @@ import collections
 import threading
 from typing import Dict, List, Optional
 
-import gin
 import numpy as np
 
 
@@ -15,7 +14,6 @@ def stack_unrolls(unrolls: List[Dict[str, object]]) -> Dict[str, object]:
   return batch
 
 
-@gin.configurable
 class UnrollFifo:
   """Bounded queue; `put` blocks while it is full, which holds back inference.
 

@@ -10,6 +10,8 @@
 # --gin_bindings go to the actors too. The run directory is runs/ENV_AGENT
 # (--logdir=DIR to change it); a checkpoint found there is resumed. Ctrl-C stops
 # everything; the learner writes a checkpoint first.
+# Environment: SEED_PORT (learner port, default 8686), SEED_TENSORBOARD_PORT
+# (default 6006; 0 starts no TensorBoard).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -47,7 +49,7 @@ for arg in "$@"; do
 done
 
 source scripts/venv.sh
-ensure_venv learner
+ensure_venv
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 
 mkdir -p "$LOGDIR/logs"
@@ -88,11 +90,12 @@ for ((i = 0; i < NUM_ACTORS; i++)); do
     --server_address="localhost:$PORT" "${ACTOR_FLAGS[@]}" > "$LOGDIR/logs/actor_$i.log" 2>&1 &
   PIDS+=($!)
 done
-if command -v tensorboard >/dev/null; then
-  tensorboard --logdir "$LOGDIR" --host localhost --port 6006 \
+TB_PORT="${SEED_TENSORBOARD_PORT:-6006}"
+if [ "$TB_PORT" != "0" ] && command -v tensorboard >/dev/null; then
+  tensorboard --logdir "$LOGDIR" --host localhost --port "$TB_PORT" \
     > "$LOGDIR/logs/tensorboard.log" 2>&1 &
   PIDS+=($!)
-  echo "seed: TensorBoard at http://localhost:6006"
+  echo "seed: TensorBoard at http://localhost:$TB_PORT"
 fi
 # Runs until the learner stops (Ctrl-C, or a stop condition such as --target_return).
 wait "${PIDS[0]}" || true

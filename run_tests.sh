@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/venv.sh
-ensure_venv learner,test
+ensure_venv
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 # pytest exits 5 when it collected no test: that is a failure here too.
 python -m pytest "$@"

@@ -1,8 +1,9 @@
 # Sourced by run_local.sh and run_tests.sh: create or reuse .venv and install
-# seed into it (editable) with the given extras. Reinstalls only when setup.py
-# or the extras change.
+# seed into it (editable) with the learner and test extras. Both scripts install
+# the same set, so neither reinstalls over the other; it reinstalls only when
+# setup.py changes.
 ensure_venv() {
-  local extras="$1"
+  local extras="learner,test"
   local root
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   local venv="${SEED_VENV:-$root/.venv}"
@@ -11,7 +12,7 @@ ensure_venv() {
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet --upgrade pip
   fi
-  local stamp="$venv/.seed-installed-$(cat "$root/setup.py" | sha1sum | cut -c1-12)-${extras//,/-}"
+  local stamp="$venv/.seed-installed-$(sha1sum < "$root/setup.py" | cut -c1-12)"
   if [ ! -f "$stamp" ]; then
     echo "seed: installing seed[$extras] into $venv"
     "$venv/bin/pip" install --quiet -e "$root[$extras]"

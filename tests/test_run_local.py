@@ -1,0 +1,67 @@
+"""./run_local.sh as a user runs it: start, progress, Ctrl-C, resume, bad arguments."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.processes import REPO, _env
+from tests.server_harness import free_port
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def launch(*args, logdir):
+  env = dict(_env(), SEED_PORT=str(free_port()), SEED_TENSORBOARD_PORT='0')
+  return subprocess.Popen(['./run_local.sh', *args, f'--logdir={logdir}',
+                           '--progress_interval_s=1'],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env=env, cwd=REPO, start_new_session=True)
+
+
+def wait_for_text(path, text, timeout_s=180):
+  deadline = time.monotonic() + timeout_s
+  while time.monotonic() < deadline:
+    if os.path.exists(path) and text in open(path).read():
+      return
+    time.sleep(0.5)
+  raise TimeoutError(f'{text!r} never appeared in {path}')
+
+
+def processes_using(logdir):
+  found = subprocess.run(['pgrep', '-f', f'--logdir={logdir}'], capture_output=True, text=True)
+  return found.stdout.split()
+
+
+def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
+  logdir = str(tmp_path / 'run')
+  run = launch('toy', 'vtrace', '2', '2', logdir=logdir)
+  learner_log = os.path.join(logdir, 'logs', 'learner.log')
+  wait_for_text(learner_log, 'frames/s')
+  wait_for_text(os.path.join(logdir, 'logs', 'actor_1.log'), 'connected to learner')
+  os.kill(run.pid, signal.SIGINT)  # what Ctrl-C sends to the script
+  output, _ = run.communicate(timeout=120)
+  assert run.returncode == 0, output
+  assert 'frames/s' in output and 'received SIGINT: checkpointing and stopping' in output
+  assert 'checkpoint written' in output
+  assert processes_using(logdir) == []
+  for name in ['operative_config.gin', 'flags.txt', 'episodes.csv', 'logs/actor_0.log',
+               'logs/actor_1.log', 'ckpt/checkpoint']:
+    assert os.path.exists(os.path.join(logdir, name)), name
+
+  rerun = launch('toy', 'vtrace', '1', '2', '--max_env_frames=1', logdir=logdir)
+  output, _ = rerun.communicate(timeout=180)
+  assert rerun.returncode == 0, output
+  assert 'resumed: True' in output
+
+
+@pytest.mark.parametrize('args,message', [
+    (('nope', 'vtrace', '1', '1'), "unknown env 'nope'; valid envs: atari toy"),
+    (('toy', 'nope', '1', '1'), "unknown agent 'nope' for env 'toy'; valid agents: vtrace"),
+    (('toy', 'vtrace', '0', '1'), 'must be positive integers'),
+])
+def test_bad_arguments_name_the_valid_ones(args, message):
+  result = subprocess.run(['./run_local.sh', *args], capture_output=True, text=True, cwd=REPO)
+  assert result.returncode == 2
+  assert message in result.stderr

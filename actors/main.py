@@ -3,6 +3,7 @@
   python -m seed.actors.main --actor_id=0 --num_envs=4 --gin_file=gin/toy/vtrace.gin
 """
 import asyncio
+import json
 import logging
 import signal
 import sys
@@ -11,7 +12,7 @@ from absl import app
 from absl import flags
 
 from seed import config, security
-from seed.actor.client import Actor, LearnerRefused, make_envs
+from seed.actor.client import Actor, LearnerRefused, actor_stats, make_envs
 from seed.envs import EnvConfig, env_spec
 
 FLAGS = flags.FLAGS
@@ -22,6 +23,8 @@ flags.DEFINE_multi_string('gin_file', [], 'Gin config files (only env bindings a
 flags.DEFINE_multi_string('gin_bindings', [], 'Gin bindings.')
 flags.DEFINE_integer('seed', 0, 'Base seed; env i of actor a uses seed + 1000·a + i.')
 flags.DEFINE_integer('max_steps', 0, 'Stop after this many steps of all k envs (0: never).')
+flags.DEFINE_string('stats_file', None, 'Write steps and round-trip latency percentiles '
+                    'here (JSON) on exit.')
 flags.DEFINE_string('tls_ca_file', None, 'PEM CA certificate: connect over TLS.')
 flags.DEFINE_string('auth_token_file', None, 'File with the learner\'s shared token.')
 
@@ -49,8 +52,13 @@ def main(argv):
   except LearnerRefused as e:
     logging.error('actor %d: the learner refused us: %s', FLAGS.actor_id, e)
     sys.exit(2)
-  logging.info('actor %d stopped after %d steps, %d episodes', FLAGS.actor_id,
-               actor.steps_done, actor.episodes_done)
+  stats = actor_stats(actor)
+  logging.info('actor %d stopped after %d steps, %d episodes; round trip p50 %.2f ms, '
+               'p99 %.2f ms', FLAGS.actor_id, stats['steps'], stats['episodes'],
+               stats['round_trip_ms_p50'], stats['round_trip_ms_p99'])
+  if FLAGS.stats_file:
+    with open(FLAGS.stats_file, 'w') as f:
+      json.dump(stats, f)
 
 
 async def _run(actor: Actor) -> None:

@@ -28,6 +28,8 @@ flags.DEFINE_float('target_return', None, 'Stop once the mean return of the last
 flags.DEFINE_integer('return_window', 20, 'Episodes in the reported mean return.')
 flags.DEFINE_integer('max_message_mb', 16, 'Largest message accepted from an actor.')
 flags.DEFINE_integer('seed', 0, 'Seed of the env probe and the agent.')
+flags.DEFINE_bool('train', True, 'Train. --notrain serves inference only and drops the '
+                  'unrolls (to measure the inference loop).')
 flags.DEFINE_string('tls_cert_file', None, 'PEM certificate: serve over TLS.')
 flags.DEFINE_string('tls_key_file', None, 'PEM private key for --tls_cert_file.')
 flags.DEFINE_string('auth_token_file', None, 'File with a shared token actors must present.')
@@ -58,7 +60,7 @@ def main(argv):
       max_message_bytes=FLAGS.max_message_mb << 20,
       auth_token=security.read_token(FLAGS.auth_token_file),
       credentials=security.server_credentials(FLAGS.tls_cert_file, FLAGS.tls_key_file),
-      seed=FLAGS.seed)
+      seed=FLAGS.seed, train=FLAGS.train)
   learner = Learner(options)
   config.write_run_config(FLAGS.logdir, FLAGS.flags_into_string())
   logging.info('agent %s on %s (%s); resumed: %s', FLAGS.agent, learner.env_name,

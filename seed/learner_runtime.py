@@ -42,6 +42,7 @@ class LearnerOptions:
   auth_token: Optional[str] = None
   credentials: Optional[grpc.ServerCredentials] = None
   seed: int = 0
+  train: bool = True                # False: serve inference only, drop unrolls (benchmarks)
 
 
 class Learner:
@@ -62,8 +63,9 @@ class Learner:
     self.agent_input = UnrollFifo(capacity, stop_event=self.stop_event)
     self.processor = StepProcessor(
         self.agent, options.inference_batch_size, self.env_spec.frames_per_step,
-        put_unroll=self.agent_input.put, on_episode=self.metrics.on_episode,
-        on_batch=self.metrics.on_batch, counters=self.counters)
+        put_unroll=self.agent_input.put if options.train else _drop,
+        on_episode=self.metrics.on_episode, on_batch=self.metrics.on_batch,
+        counters=self.counters)
     self.env_table = EnvTable(lambda: tuple(part[0] for part in
                                             self.agent.initial_core_state(1)),
                               self.agent.unroll_length)
@@ -81,12 +83,14 @@ class Learner:
 
   def run(self) -> int:
     """Serves and trains; checkpoints on the way out. Returns a process exit code."""
-    self.trainer.start()
+    if self.options.train:
+      self.trainer.start()
     try:
       asyncio.run(self._serve())
     finally:
       self.stop_event.set()
-      self.trainer.join()
+      if self.trainer.is_alive():
+        self.trainer.join()
       if self.trainer.error is None:
         self.checkpointer.save()
       self.metrics.tick(self.agent_input.fill)
@@ -138,6 +142,11 @@ class Learner:
   def _on_signal(self, signum: int) -> None:
     _log.info('received %s: checkpointing and stopping', signal.Signals(signum).name)
     self.stop_event.set()
+
+
+def _drop(unroll) -> bool:
+  del unroll
+  return True
 
 
 def _write_port_file(logdir: str, port: int) -> None:

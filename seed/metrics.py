@@ -1,7 +1,7 @@
 """TensorBoard scalars, the episodes CSV and the console progress line.
 
 Scalar names are stable (dashboards and tests rely on them) and every scalar
-is stepped by env frames:
+is stepped by env frames (progress.csv has one line per tick, for plots and benchmarks):
   episode/return, episode/length
   throughput/env_frames_per_s, throughput/learner_steps_per_s
   loss/<name>, policy/entropy, policy/mean_rho, policy/mean_value, train/grad_norm,
@@ -40,6 +40,12 @@ class Metrics:
     self._episodes_csv = open(csv_path, 'a', buffering=1)
     if new_file:
       self._episodes_csv.write('env_frames,episode_return,episode_steps,wall_time_s\n')
+    progress_path = os.path.join(logdir, 'progress.csv')
+    new_file = not os.path.exists(progress_path)
+    self._progress_csv = open(progress_path, 'a', buffering=1)
+    if new_file:
+      self._progress_csv.write('wall_time_s,env_frames,learner_steps,episodes,env_frames_per_s,'
+                               'mean_inference_batch,queue_fill\n')
     self._lock = threading.Lock()
     self._recent_returns = collections.deque(maxlen=return_window)
     self._new_episodes = []
@@ -112,6 +118,10 @@ class Metrics:
       for name, value in scalars.items():
         tf.summary.scalar(name, value)
     self._writer.flush()
+    self._progress_csv.write(
+        f'{time.time() - self._start_time:.3f},{counts["env_frames"]},{counts["learner_steps"]},'
+        f'{counts["episodes"]},{scalars["throughput/env_frames_per_s"]:.1f},'
+        f'{scalars.get("inference/mean_batch_size", 0.0):.2f},{queue_fill:.3f}\n')
     mean_return = f'{sum(recent) / len(recent):.1f}' if recent else 'n/a'
     _log.info('frames %s | %s frames/s | learner %d steps (%.1f/s) | episodes %d | '
               'return %s (last %d) | batch %.1f | queue %.0f%%',
@@ -124,3 +134,4 @@ class Metrics:
   def close(self) -> None:
     self._writer.close()
     self._episodes_csv.close()
+    self._progress_csv.close()

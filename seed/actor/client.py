@@ -1,5 +1,6 @@
 """Actor loop: k envs, one stream to the learner, reconnect with backoff."""
 import asyncio
+import collections
 import logging
 import time
 import uuid
@@ -59,6 +60,8 @@ class Actor:
     self.steps_done = 0
     self.episodes_done = 0
     self.connections = 0
+    # Round trip per step (send observations -> actions back), most recent steps.
+    self.round_trip_ms = collections.deque(maxlen=100_000)
 
   def stop(self) -> None:
     """Ends the loop after the current step (safe from a signal handler)."""
@@ -108,9 +111,11 @@ class Actor:
       terminated = np.zeros(num_envs, bool)
       truncated = np.zeros(num_envs, bool)
       while not self._done():
+        sent = time.perf_counter()
         await call.write(protocol.make_step(np.stack(observations), rewards, terminated,
                                             truncated))
         reply = await self._read(call)
+        self.round_trip_ms.append(1000 * (time.perf_counter() - sent))
         actions = protocol.decode_tensor(reply.actions.actions, 'actions')
         protocol.check_actions(actions, self._spec, num_envs)
         for i, env in enumerate(self._envs):
@@ -143,14 +148,10 @@ def make_envs(make_env: Callable[[int], object], num_envs: int, actor_id: int,
   return [make_env(seed + 1000 * actor_id + i) for i in range(num_envs)]
 
 
-class RateMeter:
-  """Steps per second since the last call (for the actor's own log line)."""
-
-  def __init__(self):
-    self._last_time, self._last_count = time.monotonic(), 0
-
-  def rate(self, count: int) -> float:
-    now = time.monotonic()
-    rate = (count - self._last_count) / max(now - self._last_time, 1e-9)
-    self._last_time, self._last_count = now, count
-    return rate
+def actor_stats(actor: Actor) -> dict:
+  """Steps, episodes, reconnections and round-trip percentiles, for logs and benchmarks."""
+  round_trips = np.array(actor.round_trip_ms) if actor.round_trip_ms else np.zeros(1)
+  return {'steps': actor.steps_done, 'episodes': actor.episodes_done,
+          'connections': actor.connections,
+          'round_trip_ms_p50': float(np.percentile(round_trips, 50)),
+          'round_trip_ms_p99': float(np.percentile(round_trips, 99))}

@@ -1,0 +1,1 @@
+"""Benchmarks: throughput, latency, replay sampling; peers side by side."""

@@ -1,0 +1,258 @@
+"""Throughput of seed against the env limit (and Sample Factory), as a markdown table.
+
+  python -m bench.throughput --env atari --agent vtrace
+  python -m bench.throughput --env atari --agent vtrace --actors 1,2 --envs 4 --peer_s 120
+
+For each (actors × envs per actor) it measures, one after the other on this machine:
+  env limit   the same envs, same preprocessing, stepped with random actions in the same
+              number of processes: no network, no model (the ceiling);
+  inference   actors + learner serving inference, no training (--notrain);
+  training    the full system training.
+Frames/s is the median of `--windows` windows of `--window_s` after `--warmup_s`;
+frames count the action repeat. Round trip is per step of one actor (send k
+observations, get k actions): the mean over actors of their p50 and the worst p99.
+"""
+import argparse
+import csv
+import json
+import multiprocessing as mp
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, List, Optional
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _child_env() -> Dict[str, str]:
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+  env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
+  return env
+
+
+def _env_process(gin_file: str, num_envs: int, process_id: int, steps, stop) -> None:
+  """Steps `num_envs` envs with random actions until told to stop (the env limit)."""
+  sys.path.insert(0, REPO)
+  from seed import config  # pylint: disable=g-import-not-at-top
+  from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
+  config.parse_gin([gin_file], [], skip_unknown=True)
+  env_config = EnvConfig()
+  envs = [env_config.make(seed=1000 * process_id + i) for i in range(num_envs)]
+  for env in envs:
+    env.reset()
+  local_steps = 0
+  while not stop.is_set():
+    for env in envs:
+      _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+      if terminated or truncated:
+        env.reset()
+    local_steps += num_envs
+    if local_steps >= 64:  # Few shared-counter updates: they cost a lock each.
+      with steps.get_lock():
+        steps.value += local_steps
+      local_steps = 0
+
+
+def _windows_rate(samples: List[tuple], start_s: float, window_s: float,
+                  windows: int) -> List[float]:
+  """Rates over consecutive windows from (time_s, count) samples."""
+  rates = []
+  for w in range(windows):
+    lo, hi = start_s + w * window_s, start_s + (w + 1) * window_s
+    inside = [(t, c) for t, c in samples if lo <= t <= hi]
+    if len(inside) >= 2 and inside[-1][0] > inside[0][0]:
+      rates.append((inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0]))
+  return rates
+
+
+def measure_env_limit(gin_file: str, frames_per_step: int, num_processes: int, num_envs: int,
+                      args) -> Dict[str, float]:
+  ctx = mp.get_context('spawn')
+  steps, stop = ctx.Value('q', 0), ctx.Event()
+  processes = [ctx.Process(target=_env_process, args=(gin_file, num_envs, i, steps, stop))
+               for i in range(num_processes)]
+  for p in processes:
+    p.start()
+  start = time.monotonic()
+  while steps.value == 0:  # imports and env construction
+    time.sleep(0.05)
+  measure_from = time.monotonic() - start + args.warmup_s
+  samples = []
+  while time.monotonic() - start < measure_from + args.windows * args.window_s + 0.2:
+    samples.append((time.monotonic() - start, steps.value * frames_per_step))
+    time.sleep(0.1)
+  stop.set()
+  for p in processes:
+    p.join()
+  rates = _windows_rate(samples, measure_from, args.window_s, args.windows)
+  return {'frames_per_s': statistics.median(rates)}
+
+
+def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, train: bool,
+                    args) -> Dict[str, Optional[float]]:
+  """Learner + actors as separate processes, as run_local.sh starts them."""
+  with tempfile.TemporaryDirectory(prefix='seed-bench-') as logdir:
+    os.makedirs(os.path.join(logdir, 'logs'))
+    learner_log = open(os.path.join(logdir, 'logs', 'learner.log'), 'w')
+    learner = subprocess.Popen(
+        [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
+         f'--gin_file={gin_file}', '--server_address=localhost:0', '--progress_interval_s=0.5',
+         '--checkpoint_interval_s=1e9', f'--inference_batch_size={args.inference_batch_size}',
+         '--train' if train else '--notrain'] + args.learner_flag,
+        stdout=learner_log, stderr=subprocess.STDOUT, env=_child_env(), cwd=REPO)
+    actors = []
+    try:
+      port_file = os.path.join(logdir, 'port')
+      while not os.path.exists(port_file):
+        if learner.poll() is not None:
+          raise RuntimeError(f'learner exited: see {learner_log.name}')
+        time.sleep(0.1)
+      port = int(open(port_file).read())
+      for i in range(num_actors):
+        actors.append(subprocess.Popen(
+            [sys.executable, '-m', 'seed.actors.main', f'--actor_id={i}',
+             f'--num_envs={num_envs}', f'--server_address=localhost:{port}',
+             f'--gin_file={gin_file}', f'--stats_file={logdir}/actor_{i}.json'],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env(), cwd=REPO))
+      progress = os.path.join(logdir, 'progress.csv')
+      rows = _wait_rows(progress, lambda rs: rs and int(rs[-1]['env_frames']) > 0)
+      first_frames_s = float(rows[-1]['wall_time_s'])
+      end_s = first_frames_s + args.warmup_s + args.windows * args.window_s + 0.6
+      rows = _wait_rows(progress, lambda rs: float(rs[-1]['wall_time_s']) >= end_s)
+    finally:
+      for process in actors:
+        process.send_signal(signal.SIGTERM)
+      for process in actors:
+        process.wait(timeout=60)
+      learner.send_signal(signal.SIGTERM)
+      learner.wait(timeout=120)
+    samples = [(float(r['wall_time_s']), int(r['env_frames'])) for r in rows]
+    measure_from = first_frames_s + args.warmup_s
+    rates = _windows_rate(samples, measure_from, args.window_s, args.windows)
+    window_rows = [r for r in rows if float(r['wall_time_s']) >= measure_from]
+    batch = [float(r['mean_inference_batch']) for r in window_rows
+             if float(r['mean_inference_batch']) > 0]
+    steps = [int(r['learner_steps']) for r in window_rows]
+    times = [float(r['wall_time_s']) for r in window_rows]
+    stats = [json.load(open(f'{logdir}/actor_{i}.json')) for i in range(num_actors)
+             if os.path.exists(f'{logdir}/actor_{i}.json')]
+    return {
+        'frames_per_s': statistics.median(rates) if rates else None,
+        'round_trip_ms_p50': statistics.mean(s['round_trip_ms_p50'] for s in stats)
+                             if stats else None,
+        'round_trip_ms_p99': max(s['round_trip_ms_p99'] for s in stats) if stats else None,
+        'mean_batch': statistics.mean(batch) if batch else None,
+        'learner_steps_per_s': ((steps[-1] - steps[0]) / (times[-1] - times[0])
+                                if len(steps) >= 2 and times[-1] > times[0] else None),
+    }
+
+
+def _wait_rows(path: str, done, timeout_s: float = 600) -> List[dict]:
+  deadline = time.monotonic() + timeout_s
+  while time.monotonic() < deadline:
+    if os.path.exists(path):
+      with open(path) as f:
+        rows = list(csv.DictReader(f))
+      if done(rows):
+        return rows
+    time.sleep(0.2)
+  raise TimeoutError(f'{path} did not reach the expected state in {timeout_s} s')
+
+
+def _fmt(value, digits=0) -> str:
+  return '—' if value is None else f'{value:,.{digits}f}'
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--env', default='atari', help='gin/<env>/<agent>.gin')
+  parser.add_argument('--agent', default='vtrace')
+  parser.add_argument('--actors', default='1,2,4,8', help='comma-separated actor counts')
+  parser.add_argument('--envs', default='1,4,16', help='comma-separated envs per actor')
+  parser.add_argument('--modes', default='env_limit,inference,training')
+  parser.add_argument('--warmup_s', type=float, default=10.0)
+  parser.add_argument('--window_s', type=float, default=5.0)
+  parser.add_argument('--windows', type=int, default=3)
+  parser.add_argument('--inference_batch_size', type=int, default=64)
+  parser.add_argument('--learner_flag', action='append', default=[],
+                      help='extra learner flag, repeatable')
+  parser.add_argument('--peer_s', type=float, default=0,
+                      help='also run Sample Factory APPO on Pong for this many seconds')
+  parser.add_argument('--out', help='also write the table to this markdown file')
+  args = parser.parse_args(argv)
+
+  gin_file = os.path.join(REPO, 'gin', args.env, f'{args.agent}.gin')
+  if not os.path.exists(gin_file):
+    parser.error(f'no config {gin_file}')
+  modes = args.modes.split(',')
+  unknown = set(modes) - {'env_limit', 'inference', 'training'}
+  if unknown:
+    parser.error(f'unknown modes {sorted(unknown)}; valid: env_limit, inference, training')
+  frames_per_step = _frames_per_step(gin_file)
+
+  lines = [f'{args.env}/{args.agent}, {os.cpu_count()} CPUs; frames/s is the median of '
+           f'{args.windows} × {args.window_s:g} s windows after {args.warmup_s:g} s warm-up', '',
+           '| actors × envs | env limit | inference | inference / limit | round trip p50 / p99 '
+           '(ms) | mean batch | training | training learner steps/s |',
+           '|---|---|---|---|---|---|---|---|']
+  print('\n'.join(lines), flush=True)
+  results = {}
+  for num_actors in [int(a) for a in args.actors.split(',')]:
+    for num_envs in [int(e) for e in args.envs.split(',')]:
+      limit = (measure_env_limit(gin_file, frames_per_step, num_actors, num_envs, args)
+               if 'env_limit' in modes else {})
+      infer = (measure_learner(gin_file, args.agent, num_actors, num_envs, False, args)
+               if 'inference' in modes else {})
+      train = (measure_learner(gin_file, args.agent, num_actors, num_envs, True, args)
+               if 'training' in modes else {})
+      results[(num_actors, num_envs)] = (limit, infer, train)
+      ratio = (infer['frames_per_s'] / limit['frames_per_s']
+               if infer.get('frames_per_s') and limit.get('frames_per_s') else None)
+      line = (f'| {num_actors} × {num_envs} | {_fmt(limit.get("frames_per_s"))} | '
+              f'{_fmt(infer.get("frames_per_s"))} | '
+              f'{"—" if ratio is None else f"{100 * ratio:.0f}%"} | '
+              f'{_fmt(infer.get("round_trip_ms_p50"), 1)} / '
+              f'{_fmt(infer.get("round_trip_ms_p99"), 1)} | {_fmt(infer.get("mean_batch"), 1)} | '
+              f'{_fmt(train.get("frames_per_s"))} | '
+              f'{_fmt(train.get("learner_steps_per_s"), 2)} |')
+      lines.append(line)
+      print(line, flush=True)
+
+  if args.peer_s > 0:
+    lines += _peer_lines(args, results)
+  if args.out:
+    with open(args.out, 'w') as f:
+      f.write('\n'.join(lines) + '\n')
+  return 0
+
+
+def _peer_lines(args, results) -> List[str]:
+  """Sample Factory for the same wall time, and the ratio to our best training figure."""
+  from bench import peer_sample_factory  # pylint: disable=g-import-not-at-top
+  peer = peer_sample_factory.run_sample_factory(args.peer_s)
+  ours = [t['frames_per_s'] for _, _, t in results.values() if t.get('frames_per_s')]
+  lines = ['', f'Sample Factory APPO on Pong, {args.peer_s:g} s: '
+           f'{peer["frames_per_s_median"]:,.0f} frames/s (median of its 10-s figures); '
+           f'settings: {json.dumps(peer["settings"])}']
+  if ours:
+    lines.append(f'ours / Sample Factory (best training configuration): '
+                 f'{max(ours) / peer["frames_per_s_median"]:.2f}')
+  print('\n'.join(lines), flush=True)
+  return lines
+
+
+def _frames_per_step(gin_file: str) -> int:
+  code = ('import sys; from seed import config; from seed.envs import EnvConfig, env_spec; '
+          f'config.parse_gin([{gin_file!r}], [], skip_unknown=True); '
+          'env = EnvConfig().make(0); print(env_spec(env).frames_per_step)')
+  out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                       env=_child_env(), cwd=REPO, check=True)
+  return int(out.stdout.strip().splitlines()[-1])
+
+
+if __name__ == '__main__':
+  sys.exit(main())

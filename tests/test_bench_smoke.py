@@ -1,0 +1,24 @@
+"""The throughput benchmark runs end to end with a tiny budget (figures are not checked)."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.processes import REPO, _env
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def test_throughput_benchmark_prints_a_full_row(tmp_path):
+  out = tmp_path / 'table.md'
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.throughput', '--env=toy', '--agent=vtrace', '--actors=1',
+       '--envs=2', '--warmup_s=0.5', '--window_s=1', '--windows=1', f'--out={out}'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 0, result.stdout + result.stderr
+  row = next(line for line in out.read_text().splitlines() if line.startswith('| 1 × 2 |'))
+  cells = [c.strip() for c in row.strip('|').split('|')]
+  # env limit, inference, ratio, round trip, batch, training, learner steps/s: all measured.
+  assert all(c != '—' for c in cells[1:7]), row
+  assert re.fullmatch(r'[\d,]+', cells[1]) and re.fullmatch(r'\d+%', cells[3]), row

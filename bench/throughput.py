@@ -116,7 +116,8 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
         actors.append(subprocess.Popen(
             [sys.executable, '-m', 'seed.actors.main', f'--actor_id={i}',
              f'--num_envs={num_envs}', f'--server_address=localhost:{port}',
-             f'--gin_file={gin_file}', f'--stats_file={logdir}/actor_{i}.json'],
+             f'--gin_file={gin_file}', f'--stats_file={logdir}/actor_{i}.json']
+            + args.actor_flag,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env(), cwd=REPO))
       progress = os.path.join(logdir, 'progress.csv')
       rows = _wait_rows(progress, lambda rs: rs and int(rs[-1]['env_frames']) > 0)
@@ -180,6 +181,8 @@ def main(argv=None) -> int:
   parser.add_argument('--inference_batch_size', type=int, default=64)
   parser.add_argument('--learner_flag', action='append', default=[],
                       help='extra learner flag, repeatable')
+  parser.add_argument('--actor_flag', action='append', default=[],
+                      help='extra actor flag, repeatable (e.g. --actor_flag=--num_splits=2)')
   parser.add_argument('--peer_s', type=float, default=0,
                       help='also run Sample Factory APPO on Pong for this many seconds')
   parser.add_argument('--out', help='also write the table to this markdown file')
@@ -195,7 +198,8 @@ def main(argv=None) -> int:
   frames_per_step = _frames_per_step(gin_file)
 
   lines = [f'{args.env}/{args.agent}, {os.cpu_count()} CPUs; frames/s is the median of '
-           f'{args.windows} × {args.window_s:g} s windows after {args.warmup_s:g} s warm-up', '',
+           f'{args.windows} × {args.window_s:g} s windows after {args.warmup_s:g} s warm-up; '
+           f'learner flags {args.learner_flag}, actor flags {args.actor_flag}', '',
            '| actors × envs | env limit | inference | inference / limit | round trip p50 / p99 '
            '(ms) | mean batch | training | training learner steps/s |',
            '|---|---|---|---|---|---|---|---|']

@@ -28,6 +28,9 @@ flags.DEFINE_float('target_return', None, 'Stop once the mean return of the last
 flags.DEFINE_integer('return_window', 20, 'Episodes in the reported mean return.')
 flags.DEFINE_integer('max_message_mb', 16, 'Largest message accepted from an actor.')
 flags.DEFINE_integer('seed', 0, 'Seed of the env probe and the agent.')
+flags.DEFINE_integer('tf_intra_op_threads', 0, 'Threads inside one TensorFlow op '
+                     '(0: TensorFlow picks, one per core).')
+flags.DEFINE_integer('tf_inter_op_threads', 0, 'Ops TensorFlow runs at once (0: it picks).')
 flags.DEFINE_bool('train', True, 'Train. --notrain serves inference only and drops the '
                   'unrolls (to measure the inference loop).')
 flags.DEFINE_string('tls_cert_file', None, 'PEM certificate: serve over TLS.')
@@ -43,6 +46,10 @@ def main(argv):
 
   os.makedirs(FLAGS.logdir, exist_ok=True)
   logging.getLogger().setLevel(logging.INFO)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  # Must happen before TensorFlow runs anything.
+  tf.config.threading.set_intra_op_parallelism_threads(FLAGS.tf_intra_op_threads)
+  tf.config.threading.set_inter_op_parallelism_threads(FLAGS.tf_inter_op_threads)
   try:
     security.check_listen_address(FLAGS.server_address, FLAGS.tls_cert_file,
                                   FLAGS.auth_token_file)

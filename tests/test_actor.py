@@ -56,10 +56,10 @@ def test_actor_reconnects_with_a_new_run_id_when_the_learner_restarts():
   with ServerHarness(port=port) as first:
     actor = start_actor(port)
     wait_for(lambda: first.counters.get('env_steps') > 20)
-    first_run_id = first.table._slots[0][0].run_id
+    first_run_id = first.table._slots[(0, 0)][0].run_id
   with ServerHarness(port=port) as second:  # the "restarted learner"
     wait_for(lambda: second.counters.get('env_steps') > 20)
-    assert second.table._slots[0][0].run_id != first_run_id
+    assert second.table._slots[(0, 0)][0].run_id != first_run_id
   actor.send_signal(signal.SIGTERM)
   output, _ = actor.communicate(timeout=30)
   assert actor.returncode == 0, output
@@ -91,3 +91,16 @@ def test_unknown_env_fails_at_start_with_the_valid_names():
   output, _ = actor.communicate(timeout=60)
   assert actor.returncode != 0
   assert 'NoSuchEnv' in output and 'Catch' in output and 'CartPole-v1' in output
+
+
+def test_split_actor_serves_each_group_on_its_own_stream():
+  with ServerHarness() as harness:
+    actor = start_actor(harness.address.split(':')[1], '--num_splits=2', '--max_steps=100',
+                        num_envs=3)
+    output, _ = actor.communicate(timeout=90)
+    assert actor.returncode == 0, output
+    # Groups of 1 and 2 envs, each a stream of its own with its own run id.
+    groups = {key: len(slots) for key, slots in harness.table._slots.items()}
+    assert groups == {(0, 0): 1, (0, 1): 2}
+    assert harness.table._slots[(0, 0)][0].run_id != harness.table._slots[(0, 1)][0].run_id
+    assert harness.counters.get('env_steps') >= 3 * 100 - 3 * 2

@@ -100,7 +100,7 @@ def test_new_run_id_resets_state_and_same_run_id_keeps_it():
     client = connect(harness, run_id='second')
     client.send(step())
     assert counts_of(client.recv()).tolist() == [1, 1]
-    slot = harness.table._slots[0][0]
+    slot = harness.table._slots[(0, 0)][0]
     assert slot.unroll.num_buffered_steps == 1
     client.close()
 

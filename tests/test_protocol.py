@@ -141,7 +141,7 @@ def test_too_many_envs_for_one_actor(server, good_actor):
 def test_duplicate_actor_id_while_connected(server, good_actor):
   code, details = refusal(LockstepClient(server.address), hello(actor_id=100, run_id='other'))
   assert code == grpc.StatusCode.ALREADY_EXISTS
-  assert 'actor_id 100 is already connected' in details
+  assert 'actor_id 100 (split 0) is already connected' in details
   assert_still_served(good_actor)
 
 

@@ -35,21 +35,32 @@ class LearnerRefused(Exception):
 class Actor:
   """Steps `envs` in lockstep with the learner's actions.
 
-  Each (re)connection uses a fresh run id, so the learner drops whatever it
-  held for this actor; the envs are reset too, so no episode straddles two runs.
+  With `num_splits` > 1 the envs form that many groups, each with its own
+  stream: while one group waits for its actions the process steps another,
+  so env stepping overlaps the learner's inference instead of alternating
+  with it. Each (re)connection of a group uses a fresh run id, so the learner
+  drops whatever it held for it; its envs are reset too, so no episode
+  straddles two runs.
   """
 
   def __init__(self, envs: Sequence, env_spec: EnvSpec, env_name: str, actor_id: int,
-               server_address: str, *, max_steps: int = 0,
+               server_address: str, *, num_splits: int = 1, max_steps: int = 0,
                channel_factory: Optional[Callable[[str], aio.Channel]] = None,
                auth_token: Optional[str] = None, initial_backoff_s: float = 0.5,
                max_backoff_s: float = 10.0, max_message_bytes: int = 64 << 20):
-    self._envs = list(envs)
+    envs = list(envs)
+    if not 1 <= num_splits <= len(envs):
+      raise ValueError(f'num_splits={num_splits} must be between 1 and the number of envs '
+                       f'({len(envs)})')
+    # Contiguous groups of (nearly) equal size.
+    bounds = np.linspace(0, len(envs), num_splits + 1).astype(int)
+    self._splits = [envs[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    self._num_envs = len(envs)
     self._spec = env_spec
     self._env_name = env_name
     self._actor_id = actor_id
     self._address = server_address
-    self._max_steps = max_steps
+    self._max_env_steps = max_steps * len(envs)
     self._auth_token = auth_token
     self._initial_backoff_s = initial_backoff_s
     self._max_backoff_s = max_backoff_s
@@ -57,11 +68,16 @@ class Actor:
         address, options=[('grpc.max_send_message_length', max_message_bytes),
                           ('grpc.max_receive_message_length', max_message_bytes)]))
     self._stop = asyncio.Event()
-    self.steps_done = 0
+    self.env_steps_done = 0
     self.episodes_done = 0
     self.connections = 0
     # Round trip per step (send observations -> actions back), most recent steps.
     self.round_trip_ms = collections.deque(maxlen=100_000)
+
+  @property
+  def steps_done(self) -> int:
+    """Steps of all k envs (env steps / k)."""
+    return self.env_steps_done // self._num_envs
 
   def stop(self) -> None:
     """Ends the loop after the current step (safe from a signal handler)."""
@@ -69,13 +85,17 @@ class Actor:
 
   async def run(self) -> None:
     """Runs until stop(), max_steps, or a refusal (raised as LearnerRefused)."""
+    await asyncio.gather(*(self._run_split(i, envs) for i, envs in enumerate(self._splits)))
+
+  async def _run_split(self, split_index: int, envs: List) -> None:
     backoff_s = self._initial_backoff_s
     while not self._done():
       try:
-        await self._session()
+        await self._session(split_index, envs)
         backoff_s = self._initial_backoff_s
       except aio.AioRpcError as e:
         if e.code() in REFUSALS:
+          self._stop.set()  # The other groups would be refused too.
           raise LearnerRefused(e.code(), e.details()) from None
         if self._done():
           break
@@ -88,25 +108,26 @@ class Actor:
         backoff_s = min(backoff_s * 2, self._max_backoff_s)
 
   def _done(self) -> bool:
-    return self._stop.is_set() or (self._max_steps > 0 and self.steps_done >= self._max_steps)
+    return self._stop.is_set() or (self._max_env_steps > 0 and
+                                   self.env_steps_done >= self._max_env_steps)
 
-  async def _session(self) -> None:
+  async def _session(self, split_index: int, envs: List) -> None:
     run_id = uuid.uuid4().hex
     metadata = (('authorization', f'Bearer {self._auth_token}'),) if self._auth_token else None
     async with self._channel_factory(self._address) as channel:
       call = pb_grpc.LearnerStub(channel).Act(metadata=metadata)
       await call.write(protocol.make_hello(
-          self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=len(self._envs),
-          env_name=self._env_name))
+          self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=len(envs),
+          env_name=self._env_name, split_index=split_index))
       welcome = await self._read(call)
       if welcome.WhichOneof('kind') != 'welcome':
         raise LearnerRefused(grpc.StatusCode.FAILED_PRECONDITION,
                              f'expected a welcome, got {welcome.WhichOneof("kind")}')
       self.connections += 1
-      _log.info('actor %d connected to learner %s (run %s)', self._actor_id,
-                welcome.welcome.learner_id[:8], run_id[:8])
-      num_envs = len(self._envs)
-      observations = [env.reset()[0] for env in self._envs]
+      _log.info('actor %d split %d connected to learner %s (run %s)', self._actor_id,
+                split_index, welcome.welcome.learner_id[:8], run_id[:8])
+      num_envs = len(envs)
+      observations = [env.reset()[0] for env in envs]
       rewards = np.zeros(num_envs, np.float32)
       terminated = np.zeros(num_envs, bool)
       truncated = np.zeros(num_envs, bool)
@@ -118,14 +139,14 @@ class Actor:
         self.round_trip_ms.append(1000 * (time.perf_counter() - sent))
         actions = protocol.decode_tensor(reply.actions.actions, 'actions')
         protocol.check_actions(actions, self._spec, num_envs)
-        for i, env in enumerate(self._envs):
+        for i, env in enumerate(envs):
           observation, reward, terminated[i], truncated[i], _ = env.step(_to_env(actions[i]))
           rewards[i] = reward
           if terminated[i] or truncated[i]:
             observation, _ = env.reset()
             self.episodes_done += 1
           observations[i] = observation
-        self.steps_done += 1
+        self.env_steps_done += num_envs
       await call.done_writing()
 
   @staticmethod

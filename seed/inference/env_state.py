@@ -25,7 +25,7 @@ class EnvSlot:
 
 
 class EnvTable:
-  """All envs of all connected actors, keyed by (actor_id, env index).
+  """All envs of all connected actor streams, keyed by (actor_id, split_index, env index).
 
   A new run id from an actor (a restart or a reconnect) replaces that actor's
   slots with fresh ones: recurrent state zeroed, partial unrolls dropped. A batch
@@ -37,28 +37,31 @@ class EnvTable:
                unroll_length: int):
     self._initial_core_state = initial_core_state
     self._unroll_length = unroll_length
-    self._slots: Dict[int, List[EnvSlot]] = {}
-    self._connected: Dict[int, str] = {}  # actor_id -> run_id of the open stream
+    self._slots: Dict[Tuple[int, int], List[EnvSlot]] = {}
+    self._connected: Dict[Tuple[int, int], str] = {}  # stream key -> run_id of the open stream
     self._lock = threading.Lock()
 
-  def connect(self, actor_id: int, run_id: str, num_envs: int) -> List[EnvSlot]:
+  def connect(self, actor_id: int, run_id: str, num_envs: int,
+              split_index: int = 0) -> List[EnvSlot]:
+    key = (actor_id, split_index)
     with self._lock:
-      if actor_id in self._connected:
+      if key in self._connected:
         raise ProtocolError(
             grpc.StatusCode.ALREADY_EXISTS,
-            f'actor_id {actor_id} is already connected (run id {self._connected[actor_id]}); '
-            'give every actor process its own --actor_id')
-      slots = self._slots.get(actor_id)
+            f'actor_id {actor_id} (split {split_index}) is already connected (run id '
+            f'{self._connected[key]}); give every actor process its own --actor_id')
+      slots = self._slots.get(key)
       if slots is None or slots[0].run_id != run_id or len(slots) != num_envs:
         slots = [self._new_slot(actor_id, i, run_id) for i in range(num_envs)]
-        self._slots[actor_id] = slots
-      self._connected[actor_id] = run_id
+        self._slots[key] = slots
+      self._connected[key] = run_id
       return slots
 
-  def disconnect(self, actor_id: int, run_id: str) -> None:
+  def disconnect(self, actor_id: int, run_id: str, split_index: int = 0) -> None:
+    key = (actor_id, split_index)
     with self._lock:
-      if self._connected.get(actor_id) == run_id:
-        del self._connected[actor_id]
+      if self._connected.get(key) == run_id:
+        del self._connected[key]
 
   @property
   def num_connected_envs(self) -> int:

@@ -59,16 +59,18 @@ class InferenceService:
             'expected a hello (protocol version, actor id, run id, env name, specs)')
       hello = message.hello
       protocol.check_hello(hello, self._spec, self._env_name, self._max_envs_per_actor)
-      slots = self._table.connect(hello.actor_id, hello.run_id, hello.num_envs)
-      _log.info('actor %d connected (run %s, %d envs, peer %s)', hello.actor_id,
-                hello.run_id[:8], hello.num_envs, context.peer())
+      slots = self._table.connect(hello.actor_id, hello.run_id, hello.num_envs,
+                                  hello.split_index)
+      _log.info('actor %d split %d connected (run %s, %d envs, peer %s)', hello.actor_id,
+                hello.split_index, hello.run_id[:8], hello.num_envs, context.peer())
       try:
         await context.write(pb.LearnerMessage(welcome=pb.Welcome(
             protocol_version=protocol.PROTOCOL_VERSION, learner_id=self.learner_id)))
         await self._serve_steps(context, slots, hello.num_envs)
       finally:
-        self._table.disconnect(hello.actor_id, hello.run_id)
-        _log.info('actor %d disconnected (run %s)', hello.actor_id, hello.run_id[:8])
+        self._table.disconnect(hello.actor_id, hello.run_id, hello.split_index)
+        _log.info('actor %d split %d disconnected (run %s)', hello.actor_id,
+                  hello.split_index, hello.run_id[:8])
     except ProtocolError as e:
       who = f'actor {hello.actor_id}' if hello is not None else f'peer {context.peer()}'
       _log.warning('refused %s: %s', who, e)

@@ -11,7 +11,7 @@ import sys
 from absl import app
 from absl import flags
 
-from seed import config, security
+from seed import config, malloc_tuning, security
 from seed.actor.client import Actor, LearnerRefused, actor_stats, make_envs
 from seed.envs import EnvConfig, env_spec
 
@@ -19,8 +19,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string('server_address', 'localhost:8686', 'Learner host:port.')
 flags.DEFINE_integer('actor_id', 0, 'Unique id of this actor process.')
 flags.DEFINE_integer('num_envs', 4, 'Envs stepped by this process (k).')
-flags.DEFINE_integer('num_splits', 1, 'Groups the k envs are split into, one stream each: '
-                     'the actor steps one group while another waits for actions.')
+flags.DEFINE_integer('num_splits', 1, 'Groups the k envs are split into (at most k), one '
+                     'stream each: the actor steps one group while another waits for actions.')
 flags.DEFINE_multi_string('gin_file', [], 'Gin config files (only env bindings apply here).')
 flags.DEFINE_multi_string('gin_bindings', [], 'Gin bindings.')
 flags.DEFINE_integer('seed', 0, 'Base seed; env i of actor a uses seed + 1000·a + i.')
@@ -33,6 +33,7 @@ flags.DEFINE_string('auth_token_file', None, 'File with the learner\'s shared to
 
 def main(argv):
   del argv
+  malloc_tuning.keep_large_buffers()
   logging.getLogger().setLevel(logging.INFO)
   try:
     config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings, skip_unknown=True)
@@ -47,7 +48,7 @@ def main(argv):
     from grpc import aio  # pylint: disable=g-import-not-at-top
     channel_factory = lambda address: aio.secure_channel(address, credentials)
   actor = Actor(envs, env_spec(envs[0]), env_config.name, FLAGS.actor_id, FLAGS.server_address,
-                num_splits=FLAGS.num_splits, max_steps=FLAGS.max_steps, channel_factory=channel_factory,
+                num_splits=min(FLAGS.num_splits, FLAGS.num_envs), max_steps=FLAGS.max_steps, channel_factory=channel_factory,
                 auth_token=security.read_token(FLAGS.auth_token_file))
   try:
     asyncio.run(_run(actor))

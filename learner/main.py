@@ -9,6 +9,8 @@ import sys
 from absl import app
 from absl import flags
 
+from seed import malloc_tuning
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string('logdir', None, 'Run directory: checkpoints, summaries, logs. '
                     'Training resumes from the checkpoint found here.')
@@ -41,6 +43,7 @@ flags.mark_flag_as_required('logdir')
 
 def main(argv):
   del argv
+  malloc_tuning.keep_large_buffers()
   from seed import agents, config, security  # pylint: disable=g-import-not-at-top
   from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
 

@@ -42,6 +42,10 @@ class CountingAgent:
   def warm_up(self, batch_sizes):
     del batch_sizes
 
+  def batched_policy(self, batch_size):
+    del batch_size
+    return self.inference
+
 
 class ServerHarness:
   """Starts the service on 127.0.0.1:<free port> in its own event loop thread."""

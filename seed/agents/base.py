@@ -69,6 +69,15 @@ class Agent(abc.ABC):
   def checkpoint_items(self) -> Dict[str, Any]:
     """Trackables to save and restore whole (model, optimizer, ...)."""
 
+  def batched_policy(self, batch_size: int):
+    """`inference` for exactly `batch_size` rows, after warm_up.
+
+    Agents may return something cheaper to call than `inference` itself (a
+    traced concrete function); the server calls it once per batch.
+    """
+    del batch_size
+    return self.inference
+
   def on_restored(self) -> None:
     """Called after a checkpoint restore: re-apply config that must win over saved state."""
 

@@ -57,6 +57,7 @@ class StepProcessor:
     self._on_episode = on_episode
     self._on_batch = on_batch
     self._counters = counters
+    self._policies = {}
 
   def __call__(self, requests: Sequence[StepRequest]) -> List[np.ndarray]:
     start = time.perf_counter()
@@ -74,7 +75,8 @@ class StepProcessor:
     core_state = tuple(_pad(np.stack(parts), padded)
                        for parts in zip(*[s.core_state for s in slots]))
 
-    action, outputs, new_state = self._agent.inference(observations, rewards, done, core_state)
+    policy = self._policies.get(padded, self._agent.inference)
+    action, outputs, new_state = policy(observations, rewards, done, core_state)
     action = np.asarray(action)[:n]
     outputs = {name: np.asarray(value)[:n] for name, value in outputs.items()}
     new_state = tuple(np.asarray(part)[:n] for part in new_state)
@@ -108,6 +110,7 @@ class StepProcessor:
 
   def warm_up(self) -> None:
     self._agent.warm_up(self.batch_sizes)
+    self._policies = {size: self._agent.batched_policy(size) for size in self.batch_sizes}
 
 
 def _pad(array: np.ndarray, size: int) -> np.ndarray:

@@ -11,7 +11,8 @@
 # (--logdir=DIR to change it); a checkpoint found there is resumed. Ctrl-C stops
 # everything; the learner writes a checkpoint first.
 # Environment: SEED_PORT (learner port, default 8686), SEED_TENSORBOARD_PORT
-# (default 6006; 0 starts no TensorBoard).
+# (default 6006; 0 starts no TensorBoard), SEED_EVAL_ACTORS (evaluation actors
+# with one env each, logging eval/episode_return; default 0).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -87,6 +88,11 @@ until [ -f "$LOGDIR/port" ]; do
 done
 for ((i = 0; i < NUM_ACTORS; i++)); do
   python -m seed.actors.main --actor_id="$i" --num_envs="$ENVS_PER_ACTOR" --gin_file="$GIN" \
+    --server_address="localhost:$PORT" "${ACTOR_FLAGS[@]}" > "$LOGDIR/logs/actor_$i.log" 2>&1 &
+  PIDS+=($!)
+done
+for ((i = NUM_ACTORS; i < NUM_ACTORS + ${SEED_EVAL_ACTORS:-0}; i++)); do
+  python -m seed.actors.main --actor_id="$i" --num_envs=1 --eval --gin_file="$GIN" \
     --server_address="localhost:$PORT" "${ACTOR_FLAGS[@]}" > "$LOGDIR/logs/actor_$i.log" 2>&1 &
   PIDS+=($!)
 done

@@ -23,6 +23,8 @@ flags.DEFINE_integer('num_splits', 1, 'Groups the k envs are split into (at most
                      'stream each: the actor steps one group while another waits for actions.')
 flags.DEFINE_multi_string('gin_file', [], 'Gin config files (only env bindings apply here).')
 flags.DEFINE_multi_string('gin_bindings', [], 'Gin bindings.')
+flags.DEFINE_bool('eval', False, 'Evaluation actor: its envs act with the evaluation policy, '
+                  'are not trained on, and log eval/episode_return.')
 flags.DEFINE_integer('seed', 0, 'Base seed; env i of actor a uses seed + 1000·a + i.')
 flags.DEFINE_integer('max_steps', 0, 'Stop after this many steps of all k envs (0: never).')
 flags.DEFINE_string('stats_file', None, 'Write steps and round-trip latency percentiles '
@@ -48,7 +50,7 @@ def main(argv):
     from grpc import aio  # pylint: disable=g-import-not-at-top
     channel_factory = lambda address: aio.secure_channel(address, credentials)
   actor = Actor(envs, env_spec(envs[0]), env_config.name, FLAGS.actor_id, FLAGS.server_address,
-                num_splits=min(FLAGS.num_splits, FLAGS.num_envs), max_steps=FLAGS.max_steps, channel_factory=channel_factory,
+                num_splits=min(FLAGS.num_splits, FLAGS.num_envs), evaluation=FLAGS.eval, max_steps=FLAGS.max_steps, channel_factory=channel_factory,
                 auth_token=security.read_token(FLAGS.auth_token_file))
   try:
     asyncio.run(_run(actor))

@@ -35,6 +35,8 @@ flags.DEFINE_integer('tf_intra_op_threads', 0, 'Threads inside one TensorFlow op
 flags.DEFINE_integer('tf_inter_op_threads', 0, 'Ops TensorFlow runs at once (0: it picks).')
 flags.DEFINE_bool('train', True, 'Train. --notrain serves inference only and drops the '
                   'unrolls (to measure the inference loop).')
+flags.DEFINE_bool('checkpoint_replay', True, 'Save replay contents with each checkpoint, so '
+                  'a resumed run keeps them (replay agents; the file can be GBs).')
 flags.DEFINE_string('tls_cert_file', None, 'PEM certificate: serve over TLS.')
 flags.DEFINE_string('tls_key_file', None, 'PEM private key for --tls_cert_file.')
 flags.DEFINE_string('auth_token_file', None, 'File with a shared token actors must present.')
@@ -70,7 +72,7 @@ def main(argv):
       max_message_bytes=FLAGS.max_message_mb << 20,
       auth_token=security.read_token(FLAGS.auth_token_file),
       credentials=security.server_credentials(FLAGS.tls_cert_file, FLAGS.tls_key_file),
-      seed=FLAGS.seed, train=FLAGS.train)
+      seed=FLAGS.seed, train=FLAGS.train, checkpoint_replay=FLAGS.checkpoint_replay)
   learner = Learner(options)
   config.write_run_config(FLAGS.logdir, FLAGS.flags_into_string())
   logging.info('agent %s on %s (%s); resumed: %s', FLAGS.agent, learner.env_name,

@@ -15,12 +15,14 @@ class Checkpointer:
 
   tf.train.CheckpointManager writes the data files first and then replaces the
   small `checkpoint` index file atomically, so a crash mid-write leaves the
-  previous checkpoint as the latest one.
+  previous checkpoint as the latest one. A replay (when the agent input is one)
+  is written atomically beside its checkpoint, before the index names it.
   """
 
   def __init__(self, directory: str, items: Dict[str, Any], counters: Counters,
-               max_to_keep: int = 3):
+               max_to_keep: int = 3, replay=None):
     self._counters = counters
+    self._replay = replay
     self._counter_values = tf.Variable(counters.as_array(), dtype=tf.int64, trainable=False)
     self._checkpoint = tf.train.Checkpoint(counters=self._counter_values, **items)
     self._manager = tf.train.CheckpointManager(self._checkpoint, directory, max_to_keep)
@@ -33,12 +35,20 @@ class Checkpointer:
       return False
     self._checkpoint.restore(path).assert_existing_objects_matched()
     self._counters.load_array(self._counter_values.numpy())
+    if self._replay is not None:
+      self._replay.restore(path)
     _log.info('resumed from %s: %s', path, self._counters.snapshot())
     return True
 
   def save(self) -> str:
     self._counter_values.assign(self._counters.as_array())
-    path = self._manager.save(checkpoint_number=self._counters.get('learner_steps'))
+    number = self._counters.get('learner_steps')
+    if self._replay is not None:
+      # The manager names checkpoints <dir>/ckpt-<number>.
+      self._replay.save(os.path.join(self.directory, f'ckpt-{number}'))
+    path = self._manager.save(checkpoint_number=number)
+    if self._replay is not None:
+      self._replay.prune(self.directory, self._manager.checkpoints)
     _log.info('checkpoint written: %s', path)
     return path
 

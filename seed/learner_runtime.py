@@ -19,6 +19,7 @@ from seed.inference.server import InferenceService, start_server
 from seed.inference.step_processor import StepProcessor
 from seed.metrics import Metrics
 from seed.replay.fifo import UnrollFifo
+from seed.replay.replay_input import ReplayInput
 from seed.trainer import Trainer
 
 _log = logging.getLogger(__name__)
@@ -43,6 +44,7 @@ class LearnerOptions:
   credentials: Optional[grpc.ServerCredentials] = None
   seed: int = 0
   train: bool = True                # False: serve inference only, drop unrolls (benchmarks)
+  checkpoint_replay: bool = True    # save replay contents with each checkpoint
 
 
 class Learner:
@@ -59,24 +61,31 @@ class Learner:
     self.agent = agents.agent_class(options.agent)(env_spec=self.env_spec)
     self.counters = Counters()
     self.metrics = Metrics(options.logdir, self.counters, options.return_window)
-    capacity = options.fifo_capacity_unrolls or 2 * self.agent.batch_size
-    self.agent_input = UnrollFifo(capacity, stop_event=self.stop_event)
+    if self.agent.input_kind == 'replay':
+      self.agent_input = ReplayInput(self.agent.batch_size, self.stop_event, seed=options.seed)
+    elif self.agent.input_kind == 'fifo':
+      capacity = options.fifo_capacity_unrolls or 2 * self.agent.batch_size
+      self.agent_input = UnrollFifo(capacity, stop_event=self.stop_event)
+    else:
+      raise ValueError(f'agent {options.agent!r} has input_kind {self.agent.input_kind!r}; '
+                       "expected 'fifo' or 'replay'")
     self.processor = StepProcessor(
         self.agent, options.inference_batch_size, self.env_spec.frames_per_step,
         put_unroll=self.agent_input.put if options.train else _drop,
         on_episode=self.metrics.on_episode, on_batch=self.metrics.on_batch,
         counters=self.counters)
-    self.env_table = EnvTable(lambda: tuple(part[0] for part in
-                                            self.agent.initial_core_state(1)),
-                              self.agent.unroll_length)
+    self.env_table = EnvTable(self.agent.env_core_state, self.agent.unroll_length)
     # Every variable must exist before a checkpoint is read: warm up first.
     self.processor.warm_up()
+    saved_replay = (self.agent_input if isinstance(self.agent_input, ReplayInput) and
+                    options.checkpoint_replay else None)
     self.checkpointer = Checkpointer(checkpoint_dir(options.logdir),
-                                     self.agent.checkpoint_items(), self.counters)
+                                     self.agent.checkpoint_items(), self.counters,
+                                     replay=saved_replay)
     self.resumed = self.checkpointer.restore_latest()
     if self.resumed:
       self.agent.on_restored()
-    self.trainer = Trainer(self.agent, self.agent_input.get_batch, self.counters,
+    self.trainer = Trainer(self.agent, self.agent_input, self.counters,
                            self.metrics.on_train, self.checkpointer,
                            options.checkpoint_interval_s, self.stop_event)
     self.port: Optional[int] = None

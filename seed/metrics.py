@@ -2,7 +2,7 @@
 
 Scalar names are stable (dashboards and tests rely on them) and every scalar
 is stepped by env frames (progress.csv has one line per tick, for plots and benchmarks):
-  episode/return, episode/length
+  episode/return, episode/length, eval/episode_return, eval/episode_length
   throughput/env_frames_per_s, throughput/learner_steps_per_s
   loss/<name>, policy/entropy, policy/mean_rho, policy/mean_value, train/grad_norm,
   train/learning_rate (from the agent's train step logs)
@@ -49,6 +49,7 @@ class Metrics:
     self._lock = threading.Lock()
     self._recent_returns = collections.deque(maxlen=return_window)
     self._new_episodes = []
+    self._new_eval_episodes = []
     self._batch_envs = self._batch_padded = self._batch_count = 0
     self._batch_seconds = 0.0
     self._train_sums: Dict[str, float] = collections.defaultdict(float)
@@ -56,9 +57,14 @@ class Metrics:
     self._last_tick = (time.monotonic(), counters.snapshot())
     self._start_time = time.time()
 
-  def on_episode(self, episode_return: float, episode_steps: int) -> None:
-    self._counters.add(episodes=1)
+  def on_episode(self, episode_return: float, episode_steps: int,
+                 evaluation: bool = False) -> None:
     frames = self._counters.get('env_frames')
+    if evaluation:  # Logged apart; not in the training return window or the counters.
+      with self._lock:
+        self._new_eval_episodes.append((frames, episode_return, episode_steps))
+      return
+    self._counters.add(episodes=1)
     with self._lock:
       self._recent_returns.append(episode_return)
       self._new_episodes.append((frames, episode_return, episode_steps))
@@ -93,6 +99,7 @@ class Metrics:
     elapsed = max(now - last_time, 1e-9)
     with self._lock:
       episodes, self._new_episodes = self._new_episodes, []
+      eval_episodes, self._new_eval_episodes = self._new_eval_episodes, []
       scalars = {
           'throughput/env_frames_per_s':
               (counts['env_frames'] - last_counts['env_frames']) / elapsed,
@@ -105,7 +112,8 @@ class Metrics:
         scalars['inference/padding_fraction'] = 1 - self._batch_envs / self._batch_padded
         scalars['inference/ms_per_batch'] = 1000 * self._batch_seconds / self._batch_count
       for name, total in self._train_sums.items():
-        scalars[_TRAIN_LOG_NAMESPACES.get(name, f'loss/{name}')] = total / self._train_count
+        default = name if '/' in name else f'loss/{name}'  # e.g. replay/size as it is
+        scalars[_TRAIN_LOG_NAMESPACES.get(name, default)] = total / self._train_count
       self._batch_envs = self._batch_padded = self._batch_count = 0
       self._batch_seconds = 0.0
       self._train_sums.clear()
@@ -115,6 +123,9 @@ class Metrics:
       for frames, episode_return, episode_steps in episodes:
         tf.summary.scalar('episode/return', episode_return, step=frames)
         tf.summary.scalar('episode/length', episode_steps, step=frames)
+      for frames, episode_return, episode_steps in eval_episodes:
+        tf.summary.scalar('eval/episode_return', episode_return, step=frames)
+        tf.summary.scalar('eval/episode_length', episode_steps, step=frames)
       for name, value in scalars.items():
         tf.summary.scalar(name, value)
     self._writer.flush()

@@ -51,10 +51,11 @@ def decode_tensor(tensor: pb.Tensor, what: str) -> np.ndarray:
 
 
 def make_hello(spec: EnvSpec, *, actor_id: int, run_id: str, num_envs: int, env_name: str,
-               split_index: int = 0, protocol_version: int = PROTOCOL_VERSION) -> pb.ActorMessage:
+               split_index: int = 0, evaluation: bool = False,
+               protocol_version: int = PROTOCOL_VERSION) -> pb.ActorMessage:
   return pb.ActorMessage(hello=pb.Hello(
       protocol_version=protocol_version, actor_id=actor_id, run_id=run_id,
-      num_envs=num_envs, env_name=env_name, split_index=split_index,
+      num_envs=num_envs, env_name=env_name, split_index=split_index, evaluation=evaluation,
       observation_spec=pb.TensorSpec(dtype=spec.observation_dtype,
                                      shape=spec.observation_shape),
       action_spec=_action_spec_to_proto(spec)))

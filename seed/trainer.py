@@ -2,7 +2,7 @@
 import logging
 import threading
 import time
-from typing import Callable, Optional
+from typing import Optional
 
 _log = logging.getLogger(__name__)
 
@@ -14,11 +14,11 @@ class Trainer(threading.Thread):
   so the model and the optimizer state in a checkpoint always agree.
   """
 
-  def __init__(self, agent, get_batch: Callable[[int], Optional[dict]], counters, on_train,
-               checkpointer, checkpoint_interval_s: float, stop_event: threading.Event):
+  def __init__(self, agent, agent_input, counters, on_train, checkpointer,
+               checkpoint_interval_s: float, stop_event: threading.Event):
     super().__init__(name='trainer', daemon=True)
     self._agent = agent
-    self._get_batch = get_batch
+    self._input = agent_input
     self._counters = counters
     self._on_train = on_train
     self._checkpointer = checkpointer
@@ -30,10 +30,11 @@ class Trainer(threading.Thread):
     last_save = time.monotonic()
     try:
       while not self._stop_event.is_set():
-        batch = self._get_batch(self._agent.batch_size)
+        batch = self._input.get_batch(self._agent.batch_size)
         if batch is None:
           continue
-        logs = self._agent.train_step(batch)
+        # A replay takes the new priorities back out of the logs.
+        logs = self._input.after_train(self._agent.train_step(batch))
         self._counters.add(learner_steps=1)
         self._on_train(logs)
         if time.monotonic() - last_save >= self._checkpoint_interval_s:

@@ -1,5 +1,4 @@
 """The actor process: no TensorFlow, reconnects, stops cleanly, explains refusals."""
-import os
 import signal
 import subprocess
 import sys

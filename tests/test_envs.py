@@ -44,7 +44,7 @@ def _clear_gin():
 
 
 def test_registered_names_cover_the_plain_envs():
-  assert set(seed.envs.registered_names()) == {'Catch', 'CartPole-v1'}
+  assert set(seed.envs.registered_names()) == {'Catch', 'CartPole-v1', 'MemoryCue'}
 
 
 @pytest.mark.parametrize('name', seed.envs.registered_names())

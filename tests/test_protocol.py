@@ -5,7 +5,7 @@ import pytest
 
 from seed import protocol
 from seed.envs.spec import EnvSpec
-from tests.server_harness import CATCH_SPEC, LockstepClient, ServerHarness, hello, step
+from tests.server_harness import LockstepClient, ServerHarness, hello, step
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -20,8 +20,7 @@ def test_inference_traces_once_per_padded_size_and_never_after_warm_up():
   traces_after_warm_up = agent.inference.experimental_get_tracing_count()
   assert traces_after_warm_up == len(processor.batch_sizes)
 
-  table = EnvTable(lambda: tuple(p[0] for p in agent.initial_core_state(1)),
-                   agent.unroll_length)
+  table = EnvTable(agent.env_core_state, agent.unroll_length)
   rng = np.random.default_rng(0)
   for num_envs in [1, 3, 5, 7, 12, 2, 11, 6, 9, 4]:
     slots = table.connect(actor_id=num_envs, run_id='r', num_envs=num_envs)

@@ -44,7 +44,8 @@ class Actor:
   """
 
   def __init__(self, envs: Sequence, env_spec: EnvSpec, env_name: str, actor_id: int,
-               server_address: str, *, num_splits: int = 1, max_steps: int = 0,
+               server_address: str, *, num_splits: int = 1, evaluation: bool = False,
+               max_steps: int = 0,
                channel_factory: Optional[Callable[[str], aio.Channel]] = None,
                auth_token: Optional[str] = None, initial_backoff_s: float = 0.5,
                max_backoff_s: float = 10.0, max_message_bytes: int = 64 << 20):
@@ -61,6 +62,7 @@ class Actor:
     self._actor_id = actor_id
     self._address = server_address
     self._max_env_steps = max_steps * len(envs)
+    self._evaluation = evaluation
     self._auth_token = auth_token
     self._initial_backoff_s = initial_backoff_s
     self._max_backoff_s = max_backoff_s
@@ -118,7 +120,7 @@ class Actor:
       call = pb_grpc.LearnerStub(channel).Act(metadata=metadata)
       await call.write(protocol.make_hello(
           self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=len(envs),
-          env_name=self._env_name, split_index=split_index))
+          env_name=self._env_name, split_index=split_index, evaluation=self._evaluation))
       welcome = await self._read(call)
       if welcome.WhichOneof('kind') != 'welcome':
         raise LearnerRefused(grpc.StatusCode.FAILED_PRECONDITION,

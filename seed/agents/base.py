@@ -45,6 +45,17 @@ class Agent(abc.ABC):
   def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
     """Recurrent state for `num_envs` fresh envs, each array [num_envs, ...]; () if stateless."""
 
+  def env_core_state(self, env_ordinal: int, evaluation: bool) -> Tuple[np.ndarray, ...]:
+    """The state of one fresh env, without a batch dimension.
+
+    `env_ordinal` numbers the envs 0, 1, 2, ... in the order they first connect
+    (stable across reconnects); `evaluation` marks envs of evaluation actors.
+    Agents with per-env constants (R2D2's per-env epsilon) carry them in the
+    state; by default every env starts from `initial_core_state`.
+    """
+    del env_ordinal, evaluation
+    return tuple(part[0] for part in self.initial_core_state(1))
+
   @abc.abstractmethod
   def inference(self, observation, reward, done, core_state) -> Tuple[Any, Dict[str, Any], Tuple]:
     """One batched policy step; a `tf.function`.

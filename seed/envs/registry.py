@@ -21,6 +21,7 @@ import numpy as np
 
 from seed.envs import catch
 from seed.envs import classic
+from seed.envs import memory
 from seed.envs import spec as spec_lib
 from seed.envs import wrappers
 
@@ -222,3 +223,4 @@ class EnvConfig:
 
 register('Catch', catch.make_catch)
 register('CartPole-v1', classic.make_cartpole)
+register('MemoryCue', memory.make_memory_cue)

@@ -18,6 +18,7 @@ class EnvSlot:
   run_id: str
   core_state: Tuple[np.ndarray, ...]
   unroll: UnrollBuilder
+  evaluation: bool = False
   # The first step after a (re)connection is a reset, not a transition.
   has_previous_step: bool = False
   episode_return: float = 0.0
@@ -33,16 +34,17 @@ class EnvTable:
   unreachable, so nothing of the old run leaks into the new one.
   """
 
-  def __init__(self, initial_core_state: Callable[[], Tuple[np.ndarray, ...]],
+  def __init__(self, env_core_state: Callable[[int, bool], Tuple[np.ndarray, ...]],
                unroll_length: int):
-    self._initial_core_state = initial_core_state
+    self._env_core_state = env_core_state  # (env ordinal, evaluation) -> state
+    self._ordinals: Dict[Tuple[int, int, int], int] = {}
     self._unroll_length = unroll_length
     self._slots: Dict[Tuple[int, int], List[EnvSlot]] = {}
     self._connected: Dict[Tuple[int, int], str] = {}  # stream key -> run_id of the open stream
     self._lock = threading.Lock()
 
-  def connect(self, actor_id: int, run_id: str, num_envs: int,
-              split_index: int = 0) -> List[EnvSlot]:
+  def connect(self, actor_id: int, run_id: str, num_envs: int, split_index: int = 0,
+              evaluation: bool = False) -> List[EnvSlot]:
     key = (actor_id, split_index)
     with self._lock:
       if key in self._connected:
@@ -52,7 +54,8 @@ class EnvTable:
             f'{self._connected[key]}); give every actor process its own --actor_id')
       slots = self._slots.get(key)
       if slots is None or slots[0].run_id != run_id or len(slots) != num_envs:
-        slots = [self._new_slot(actor_id, i, run_id) for i in range(num_envs)]
+        slots = [self._new_slot(actor_id, split_index, i, run_id, evaluation)
+                 for i in range(num_envs)]
         self._slots[key] = slots
       self._connected[key] = run_id
       return slots
@@ -68,7 +71,9 @@ class EnvTable:
     with self._lock:
       return sum(len(self._slots[a]) for a in self._connected)
 
-  def _new_slot(self, actor_id: int, index: int, run_id: str) -> EnvSlot:
+  def _new_slot(self, actor_id: int, split_index: int, index: int, run_id: str,
+                evaluation: bool) -> EnvSlot:
+    ordinal = self._ordinals.setdefault((actor_id, split_index, index), len(self._ordinals))
     return EnvSlot(actor_id=actor_id, index=index, run_id=run_id,
-                   core_state=self._initial_core_state(),
-                   unroll=UnrollBuilder(self._unroll_length))
+                   core_state=self._env_core_state(ordinal, evaluation),
+                   unroll=UnrollBuilder(self._unroll_length), evaluation=evaluation)

@@ -60,7 +60,7 @@ class InferenceService:
       hello = message.hello
       protocol.check_hello(hello, self._spec, self._env_name, self._max_envs_per_actor)
       slots = self._table.connect(hello.actor_id, hello.run_id, hello.num_envs,
-                                  hello.split_index)
+                                  hello.split_index, hello.evaluation)
       _log.info('actor %d split %d connected (run %s, %d envs, peer %s)', hello.actor_id,
                 hello.split_index, hello.run_id[:8], hello.num_envs, context.peer())
       try:

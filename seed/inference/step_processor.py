@@ -48,7 +48,8 @@ class StepProcessor:
   """Callable on a list of StepRequests; returns one action array per request."""
 
   def __init__(self, agent, max_batch_envs: int, frames_per_step: int,
-               put_unroll: Callable[[dict], bool], on_episode: Callable[[float, int], None],
+               put_unroll: Callable[[dict], bool],
+               on_episode: Callable[[float, int, bool], None],
                on_batch: Callable[[BatchStats], None], counters):
     self._agent = agent
     self.batch_sizes = padded_batch_sizes(max_batch_envs)
@@ -83,20 +84,21 @@ class StepProcessor:
 
     transitions = 0
     for i, slot in enumerate(slots):
-      step = {'observation': observations[i], 'reward': rewards[i],
-              'terminated': terminated[i], 'truncated': truncated[i], 'action': action[i]}
-      for name, value in outputs.items():
-        step[name] = value[i]
-      unroll = slot.unroll.append(step, slot.core_state)
+      if not slot.evaluation:  # Evaluation steps are never trained on.
+        step = {'observation': observations[i], 'reward': rewards[i],
+                'terminated': terminated[i], 'truncated': truncated[i], 'action': action[i]}
+        for name, value in outputs.items():
+          step[name] = value[i]
+        unroll = slot.unroll.append(step, slot.core_state)
+        if unroll is not None:
+          self._put_unroll(unroll)
       slot.core_state = tuple(part[i] for part in new_state)
-      if unroll is not None:
-        self._put_unroll(unroll)
       if slot.has_previous_step:
         transitions += 1
         slot.episode_return += float(rewards[i])
         slot.episode_steps += 1
         if terminated[i] or truncated[i]:
-          self._on_episode(slot.episode_return, slot.episode_steps)
+          self._on_episode(slot.episode_return, slot.episode_steps, slot.evaluation)
           slot.episode_return, slot.episode_steps = 0.0, 0
       slot.has_previous_step = True
     self._counters.add(env_steps=transitions, env_frames=transitions * self._frames_per_step)

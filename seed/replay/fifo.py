@@ -52,6 +52,10 @@ class UnrollFifo:
       self._cond.notify_all()
     return stack_unrolls(unrolls)
 
+  def after_train(self, logs: Dict[str, object]) -> Dict[str, object]:
+    """Nothing flows back to a FIFO."""
+    return logs
+
   @property
   def fill(self) -> float:
     """Fraction of the capacity in use."""

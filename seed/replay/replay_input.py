@@ -1,0 +1,105 @@
+"""Prioritized sequence replay as an agent input, with replay-ratio control."""
+import glob
+import logging
+import os
+import threading
+from typing import Dict, Optional
+
+import gin
+import numpy as np
+
+from seed.replay.fifo import stack_unrolls
+from seed.replay.prioritized import PrioritizedReplay
+from seed.replay.rate_limiter import SampleToInsertRatio
+
+_log = logging.getLogger(__name__)
+
+
+@gin.configurable
+class ReplayInput:
+  """Unrolls go into a prioritized replay; the trainer samples batches from it.
+
+  New sequences get the highest priority seen so far, so each is likely to be
+  sampled soon after it arrives. A sample-to-insert limiter keeps
+  `samples_per_insert` (sequences sampled per sequence inserted) near its
+  target: whichever side runs ahead waits, the inference thread (and so the
+  actors) when inserting, or the trainer when sampling. Sampling starts once
+  `min_fill_unrolls` sequences are in.
+  """
+
+  def __init__(self, batch_size: int, stop_event: Optional[threading.Event] = None, *,
+               capacity_unrolls: int = 2000, min_fill_unrolls: int = 200,
+               samples_per_insert: float = 1.0, priority_exponent: float = 0.9,
+               importance_exponent: float = 0.6, seed: int = 0):
+    if min_fill_unrolls < batch_size:
+      raise ValueError(f'min_fill_unrolls={min_fill_unrolls} is below the batch size '
+                       f'{batch_size}: the first batch could not be drawn')
+    if min_fill_unrolls > capacity_unrolls:
+      raise ValueError(f'min_fill_unrolls={min_fill_unrolls} exceeds capacity_unrolls='
+                       f'{capacity_unrolls}')
+    self._stop = stop_event or threading.Event()
+    self.replay = PrioritizedReplay(capacity_unrolls, priority_exponent, importance_exponent,
+                                    seed=seed)
+    self.samples_per_insert = samples_per_insert
+    # The band must hold a whole batch of samples and then some.
+    self.limiter = SampleToInsertRatio(samples_per_insert, min_fill_unrolls,
+                                       error_buffer=2.0 * batch_size * max(1.0, samples_per_insert),
+                                       stop_event=self._stop)
+    self._sampled_ids: Optional[np.ndarray] = None
+
+  def put(self, unroll: Dict[str, object]) -> bool:
+    """Inserts once the ratio allows; False (dropping the unroll) once stopping."""
+    while not self.limiter.await_insert(timeout_s=0.5):
+      if self._stop.is_set():
+        return False
+    self.replay.insert(unroll)
+    return True
+
+  def get_batch(self, batch_size: int, timeout_s: float = 0.5) -> Optional[Dict[str, object]]:
+    if not self.limiter.await_sample(timeout_s=timeout_s, num_samples=batch_size):
+      return None
+    ids, items, weights = self.replay.sample(batch_size)
+    self._sampled_ids = ids  # One trainer thread: the next after_train is for this batch.
+    batch = stack_unrolls(items)
+    batch['importance_weights'] = weights
+    return batch
+
+  def after_train(self, logs: Dict[str, object]) -> Dict[str, object]:
+    """Takes the agent's new 'priorities' out of its logs and applies them."""
+    priorities = logs.pop('priorities', None)
+    if priorities is not None and self._sampled_ids is not None:
+      self.replay.update_priorities(self._sampled_ids, np.asarray(priorities))
+      priorities = np.asarray(priorities)
+      logs['replay/priority_mean'] = float(priorities.mean())
+      logs['replay/priority_max'] = float(priorities.max())
+    logs['replay/size'] = float(len(self.replay))
+    return logs
+
+  @property
+  def fill(self) -> float:
+    return len(self.replay) / self.replay.capacity
+
+  def save(self, checkpoint_path: str) -> None:
+    """Writes the replay next to a checkpoint (before it: see Checkpointer.save)."""
+    self.replay.save(f'{checkpoint_path}.replay.npz')
+
+  def restore(self, checkpoint_path: str) -> bool:
+    path = f'{checkpoint_path}.replay.npz'
+    if not os.path.exists(path):
+      _log.warning('no replay saved with %s: starting with an empty replay', checkpoint_path)
+      return False
+    self.replay.load(path)
+    # Resume balanced: as if the restored sequences had been sampled at the target ratio.
+    inserts = len(self.replay)
+    self.limiter.load_state_dict({'inserts': inserts,
+                                  'samples': int(inserts * self.samples_per_insert)})
+    _log.info('replay restored: %d sequences', inserts)
+    return True
+
+  @staticmethod
+  def prune(directory: str, keep_checkpoints) -> None:
+    """Deletes replay files whose checkpoint the manager no longer keeps."""
+    keep = {f'{path}.replay.npz' for path in keep_checkpoints}
+    for path in glob.glob(os.path.join(directory, '*.replay.npz')):
+      if path not in keep:
+        os.remove(path)

@@ -23,6 +23,7 @@ class Checkpointer:
                max_to_keep: int = 3, replay=None):
     self._counters = counters
     self._replay = replay
+    os.makedirs(directory, exist_ok=True)  # The replay is written before the first index.
     self._counter_values = tf.Variable(counters.as_array(), dtype=tf.int64, trainable=False)
     self._checkpoint = tf.train.Checkpoint(counters=self._counter_values, **items)
     self._manager = tf.train.CheckpointManager(self._checkpoint, directory, max_to_keep)

@@ -68,3 +68,32 @@ def test_killed_learner_resumes_counters_and_optimizer(tmp_path):
   assert after['episodes'] > before['episodes']
   assert after['optimizer_iterations'] == after['learner_steps']
   assert 'received SIGTERM: checkpointing and stopping' in log
+
+
+def test_replay_contents_survive_a_resume(tmp_path):
+  port = free_port()
+  logdir = tmp_path / 'run'
+  with Run(logdir, 'gin/toy/r2d2.gin', agent='r2d2',
+           learner_flags=[f'--server_address=localhost:{port}',
+                          '--checkpoint_interval_s=1']) as run:
+    run.start_learner()
+    run.start_actors(2, 2)
+    before = wait_for_checkpoint(logdir, min_learner_steps=3)
+    run.learner.send_signal(signal.SIGKILL)
+    run.learner.wait(timeout=30)
+    before = read_checkpoint(logdir)
+    replay_file = before['path'] + '.replay.npz'
+    assert os.path.exists(replay_file)
+    run.start_learner()
+    wait_for_checkpoint(logdir, min_learner_steps=before['learner_steps'] + 3)
+    run.learner.send_signal(signal.SIGTERM)
+    assert run.learner.wait(timeout=60) == 0, run.learner_log()
+    log = run.learner_log()
+  restored = re.search(r'replay restored: (\d+) sequences', log)
+  assert restored and int(restored.group(1)) >= 64, log  # at least the minimum fill
+  # Only the replay files of the checkpoints kept remain.
+  kept = {os.path.basename(p) for p in tf.train.get_checkpoint_state(
+      os.path.join(logdir, 'ckpt')).all_model_checkpoint_paths}
+  replays = {f[:-len('.replay.npz')] for f in os.listdir(logdir / 'ckpt')
+             if f.endswith('.replay.npz')}
+  assert replays <= kept and replays

@@ -7,6 +7,7 @@ import pytest
 
 from seed import agents, config
 from seed.envs import EnvConfig, env_spec
+from seed.replay.replay_input import ReplayInput
 from tests.processes import REPO
 
 GIN_FILES = sorted(glob.glob(os.path.join(REPO, 'gin', '*', '*.gin')))
@@ -28,6 +29,9 @@ def test_config_builds(path):
     env.close()
     agent = agent_class(env_spec=spec)
     assert agent.batch_size >= 1 and agent.unroll_length >= 1
+    if agent.input_kind == 'replay':  # Its gin bindings must build too.
+      replay = ReplayInput(agent.batch_size)
+      assert replay.replay.capacity >= 1
   finally:
     gin.clear_config()
 
@@ -40,5 +44,5 @@ def test_a_typo_in_a_binding_fails_with_gins_error():
 
 
 def test_unknown_agent_lists_the_known_ones():
-  with pytest.raises(ValueError, match="unknown agent 'nope'; known agents: vtrace"):
+  with pytest.raises(ValueError, match="unknown agent 'nope'; known agents: r2d2, vtrace"):
     agents.agent_class('nope')

@@ -12,8 +12,8 @@ pytestmark = pytest.mark.timeout(900)
 
 
 def train_until(tmp_path, gin_file, target, max_frames, window, num_actors=2, num_envs=4,
-                bindings=None):
-  with Run(tmp_path / 'run', gin_file, gin_bindings=bindings,
+                bindings=None, agent='vtrace'):
+  with Run(tmp_path / 'run', gin_file, agent=agent, gin_bindings=bindings,
            learner_flags=[f'--target_return={target}', f'--max_env_frames={max_frames}',
                           f'--return_window={window}']) as run:
     run.start_learner()
@@ -52,5 +52,14 @@ def test_vtrace_learns_catch(tmp_path):
   frames, mean_return = train_until(tmp_path, 'gin/toy/vtrace.gin', target=0.9,
                                     max_frames=300_000, window=100,
                                     bindings=["EnvConfig.name='Catch'"])
+  assert mean_return >= 0.9, f'best mean reward over 100 episodes: {mean_return}'
+  assert frames <= 300_000
+
+
+def test_r2d2_with_its_lstm_solves_the_memory_task(tmp_path):
+  # MemoryCue: the answer depends on a cue seen 6 steps earlier; a feed-forward
+  # policy averages 0 (tests/test_memory_env.py), remembering gives +1.
+  frames, mean_return = train_until(tmp_path, 'gin/toy/r2d2.gin', target=0.9,
+                                    max_frames=300_000, window=100, agent='r2d2')
   assert mean_return >= 0.9, f'best mean reward over 100 episodes: {mean_return}'
   assert frames <= 300_000

@@ -267,3 +267,22 @@ def test_configured_learning_rate_wins_over_the_restored_one(tmp_path):
   tf.train.Checkpoint(**new.checkpoint_items()).read(path).assert_existing_objects_matched()
   new.on_restored()
   assert float(new.optimizer.learning_rate.numpy()) == pytest.approx(3e-4)
+
+
+@pytest.mark.parametrize('kwargs,spec', [
+    (dict(torso='mlp'), spec_lib.EnvSpec((4,), 'float32', num_actions=2)),
+    (dict(torso='nature', use_lstm=True, lstm_size=8), ATARI),
+])
+def test_every_network_variable_is_saved_under_the_model(tmp_path, kwargs, spec):
+  agent = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, **kwargs)
+  agent.warm_up([1])
+  path = tf.train.Checkpoint(model=agent.network).write(str(tmp_path / 'model'))
+  saved = [name for name, _ in tf.train.list_variables(path) if name.startswith('model/')]
+  assert len(saved) == len(agent.network.trainable_variables)
+  # The model alone restores every weight, without the optimizer's help.
+  fresh = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, seed=7, **kwargs)
+  fresh.warm_up([1])
+  tf.train.Checkpoint(model=fresh.network).read(path).assert_consumed()
+  for restored, original in zip(fresh.network.trainable_variables,
+                                agent.network.trainable_variables):
+    np.testing.assert_array_equal(restored.numpy(), original.numpy())

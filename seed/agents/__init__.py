@@ -6,6 +6,7 @@ TensorFlow (or another agent's code).
 import importlib
 
 AGENTS = {
+    'r2d2': 'seed.agents.r2d2.agent:R2D2Agent',
     'vtrace': 'seed.agents.vtrace.agent:VTraceAgent',
 }
 

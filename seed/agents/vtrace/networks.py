@@ -105,6 +105,11 @@ class PolicyValueNetwork(keras.layers.Layer):
       self._torso_layers.append(keras.layers.Flatten(name='flatten'))
       self._torso_layers.append(keras.layers.Dense(
           dense_size, activation='relu', name='fc', kernel_initializer=self._glorot()))
+    # tf.train.Checkpoint does not follow Keras 3's wrapped lists: without an
+    # attribute of its own, a torso layer was saved only by position through the
+    # optimizer, and a restore of the model alone silently lost it.
+    for i, layer in enumerate(self._torso_layers):
+      setattr(self, f'_torso_layer_{i}', layer)
     self._lstm = None
     if self._use_lstm:
       self._lstm = keras.layers.LSTMCell(

@@ -1,0 +1,276 @@
+"""The R2D2 Q network: torso, optional LSTM core and a dueling head, in Keras 3 layers.
+
+Architecture (Kapturowski et al., 2019, as in SEED's Atari R2D2): the Nature
+torso (convolutions 32/64/64, then a 512-unit dense layer) for [C, H, W] frames or
+an MLP for vector observations, an LSTM (512 units by default), then a dueling
+head (Wang et al., 2016): value and advantage streams, each with one hidden ReLU
+layer, combined as Q = V + A - mean_a A. Its outputs are in the value-rescaled
+space: the network learns h(Q) (see seed/losses/value_rescaling.py).
+
+Like the V-trace network it has two calls computing the same function, `step`
+(one time step, for inference) and `unroll` (T steps, for the learner); both
+reset the LSTM state to zeros for rows whose `done` is True before processing
+that step. Image observations come channels first and are moved channels last
+inside (TensorFlow's CPU convolutions only run NHWC); uint8 ones are scaled to
+[0, 1]. Every variable is created in the constructor, so a tf.train.Checkpoint
+finds them all before the first call.
+"""
+from typing import Sequence, Tuple
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+TORSOS = ('mlp', 'nature')
+# 'auto' picks a torso from the observation rank.
+TORSO_CHOICES = ('auto',) + TORSOS
+# Mnih et al. 2015: (filters, kernel size, stride) of each convolution, then the dense width.
+_NATURE_CONVS = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
+_NATURE_DENSE = 512
+
+
+def resolve_torso(torso: str, observation_shape: Sequence[int]) -> str:
+  """Maps 'auto' to a concrete torso and checks that it fits the observations.
+
+  Args:
+    torso: one of TORSO_CHOICES.
+    observation_shape: per-env observation shape (without the batch dim).
+
+  Returns:
+    One of TORSOS.
+
+  Raises:
+    ValueError: for an unknown torso, or an observation rank it cannot take.
+  """
+  rank = len(observation_shape)
+  if torso not in TORSO_CHOICES:
+    raise ValueError(f'Unknown torso {torso!r}; accepted: {", ".join(TORSO_CHOICES)}.')
+  if torso == 'auto':
+    if rank <= 2:
+      return 'mlp'
+    if rank == 3:
+      return 'nature'
+    raise ValueError(
+        f"torso='auto' has no torso for rank-{rank} observations of shape "
+        f'{tuple(observation_shape)}; it takes rank 0-2 (mlp) or rank 3 [C, H, W] '
+        "(nature). Pass torso='mlp' to flatten them.")
+  if torso == 'nature' and rank != 3:
+    raise ValueError(
+        f"torso='nature' needs channels-first image observations [C, H, W], got shape "
+        f"{tuple(observation_shape)}; use torso='mlp' for vector observations.")
+  return torso
+
+
+class DuelingQNetwork(keras.layers.Layer):
+  """Torso (+ optional LSTM) + dueling Q head.
+
+  The recurrent state, when `use_lstm`, is the tuple (c, h) of [B, lstm_size]
+  float32 arrays; without an LSTM it is the empty tuple.
+  """
+
+  def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
+               num_actions: int, *, torso: str = 'auto',
+               mlp_hidden_sizes: Sequence[int] = (64,), use_lstm: bool = True,
+               lstm_size: int = 512, head_hidden_size: int = 512, seed: int = 0,
+               name: str = 'dueling_q'):
+    super().__init__(name=name)
+    self._observation_shape = tuple(int(d) for d in observation_shape)
+    self._observation_dtype = tf.as_dtype(np.dtype(observation_dtype))
+    self._num_actions = int(num_actions)
+    self._torso_name = resolve_torso(torso, self._observation_shape)
+    self._use_lstm = bool(use_lstm)
+    self._lstm_size = int(lstm_size)
+    # A fixed integer seed makes a Keras 3 initializer return the same values on
+    # every call, so each layer draws its own seed from this stream.
+    self._seed_stream = np.random.default_rng(seed)
+
+    if self._torso_name == 'mlp':
+      self._torso_layers = [
+          self._own(keras.layers.Dense(int(size), activation='relu', name=f'mlp_{i}',
+                                       kernel_initializer=self._glorot()))
+          for i, size in enumerate(mlp_hidden_sizes)]
+    else:
+      self._torso_layers = [
+          self._own(keras.layers.Conv2D(filters, kernel, strides=stride, activation='relu',
+                                        padding='valid', name=f'conv_{i}',
+                                        kernel_initializer=self._glorot()))
+          for i, (filters, kernel, stride) in enumerate(_NATURE_CONVS)]
+      self._torso_layers.append(keras.layers.Flatten(name='flatten'))
+      self._torso_layers.append(self._own(keras.layers.Dense(
+          _NATURE_DENSE, activation='relu', name='fc', kernel_initializer=self._glorot())))
+    self._lstm = None
+    if self._use_lstm:
+      self._lstm = keras.layers.LSTMCell(
+          self._lstm_size, name='lstm', kernel_initializer=self._glorot(),
+          recurrent_initializer=keras.initializers.Orthogonal(seed=self._next_seed()))
+    self._value_stream = self._stream(int(head_hidden_size), 1, 'value')
+    self._advantage_stream = self._stream(int(head_hidden_size), self._num_actions,
+                                          'advantage')
+
+    # Build every variable now, in a fixed order: optimizer slots are saved by
+    # position, and the target network is copied from the online one by position.
+    self.step(tf.zeros((1,) + self._observation_shape, self._observation_dtype),
+              tf.zeros([1], tf.bool), self.initial_state(1))
+    self.built = True
+
+  def _next_seed(self) -> int:
+    return int(self._seed_stream.integers(2**31 - 1))
+
+  def _glorot(self):
+    return keras.initializers.GlorotUniform(seed=self._next_seed())
+
+  def _own(self, layer):
+    """Also holds `layer` in an attribute of its own, and returns it.
+
+    tf.train.Checkpoint only sees layers held directly by an attribute: Keras 3
+    wraps lists in its own TrackedList, which the checkpoint skips, so the
+    variables of layers kept only in a list would be left out (those of the
+    target network entirely, since no optimizer references them).
+    """
+    setattr(self, f'_layer_{layer.name}', layer)
+    return layer
+
+  def _stream(self, hidden_size: int, outputs: int, name: str):
+    """One dueling stream: a hidden ReLU layer (none if hidden_size is 0), then linear."""
+    layers = []
+    if hidden_size:
+      layers.append(self._own(keras.layers.Dense(
+          hidden_size, activation='relu', name=f'{name}_hidden',
+          kernel_initializer=self._glorot())))
+    layers.append(self._own(keras.layers.Dense(
+        outputs, name=f'{name}_out', kernel_initializer=self._glorot())))
+    return layers
+
+  @property
+  def torso(self) -> str:
+    """The concrete torso in use (never 'auto')."""
+    return self._torso_name
+
+  @property
+  def use_lstm(self) -> bool:
+    return self._use_lstm
+
+  @property
+  def num_actions(self) -> int:
+    return self._num_actions
+
+  def initial_state(self, batch_size: int) -> Tuple[tf.Tensor, ...]:
+    """Zero recurrent state (c, h) for `batch_size` rows; () without an LSTM."""
+    if not self._use_lstm:
+      return ()
+    zeros = tf.zeros([batch_size, self._lstm_size], tf.float32)
+    return (zeros, zeros)
+
+  def _torso(self, observation: tf.Tensor) -> tf.Tensor:
+    """[N, *observation_shape] -> [N, features] float32."""
+    x = tf.cast(observation, tf.float32)
+    if observation.dtype == tf.uint8:
+      x = x * (1.0 / 255.0)
+    if self._torso_name == 'mlp':
+      x = tf.reshape(x, [tf.shape(x)[0], int(np.prod(self._observation_shape))])
+    else:
+      x = tf.transpose(x, [0, 2, 3, 1])  # [N, C, H, W] -> [N, H, W, C].
+    for layer in self._torso_layers:
+      x = layer(x)
+    return x
+
+  def _head(self, features: tf.Tensor) -> tf.Tensor:
+    """[N, F] -> Q [N, A] = V + A - mean_a A."""
+    value, advantage = features, features
+    for layer in self._value_stream:
+      value = layer(value)
+    for layer in self._advantage_stream:
+      advantage = layer(advantage)
+    # Subtracting the mean advantage makes V and A identifiable (Wang et al., 2016).
+    return value + advantage - tf.reduce_mean(advantage, axis=-1, keepdims=True)
+
+  def _lstm_step(self, features, done, state):
+    """One LSTM step with the state zeroed where `done`; returns (output, (c, h))."""
+    c, h = state
+    reset = tf.expand_dims(tf.convert_to_tensor(done, tf.bool), -1)
+    c = tf.where(reset, tf.zeros_like(c), c)
+    h = tf.where(reset, tf.zeros_like(h), h)
+    output, (new_h, new_c) = self._lstm(features, [h, c])
+    return output, (new_c, new_h)
+
+  def step(self, observation, done, core_state):
+    """One time step.
+
+    Args:
+      observation: [B, *observation_shape].
+      done: [B] bool, the step starts an episode (the LSTM state is reset first).
+      core_state: () or (c, h), each [B, lstm_size].
+
+    Returns:
+      (q [B, A] float32, new core_state).
+    """
+    features = self._torso(tf.convert_to_tensor(observation))
+    new_state = ()
+    if self._use_lstm:
+      features, new_state = self._lstm_step(features, done, tuple(core_state))
+    return self._head(features), new_state
+
+  def unroll(self, observations, done, core_state):
+    """T time steps, the same function as T calls of `step`.
+
+    Args:
+      observations: [T, B, *observation_shape], time-major.
+      done: [T, B] bool.
+      core_state: () or (c, h), each [B, lstm_size]: the state before step 0.
+
+    Returns:
+      (q [T, B, A], core_state after step T - 1).
+    """
+    observations = tf.convert_to_tensor(observations)
+    done = tf.convert_to_tensor(done, tf.bool)
+    time_batch = tf.shape(observations)[:2]
+    # The torso has no memory, so all T * B rows go through it in one batch.
+    features = self._torso(tf.reshape(observations, (-1,) + self._observation_shape))
+    final_state = ()
+    if self._use_lstm:
+      features = tf.reshape(features, tf.concat([time_batch, [features.shape[-1]]], 0))
+
+      def scan_step(state, inputs):
+        features_t, done_t = inputs
+        _, new_state = self._lstm_step(features_t, done_t, state)
+        return new_state
+
+      # The LSTM output is its new h, so scanning the state gives the outputs too.
+      cs, hs = tf.scan(scan_step, (features, done), initializer=tuple(core_state))
+      final_state = (cs[-1], hs[-1])
+      features = tf.reshape(hs, [-1, self._lstm_size])
+    q = self._head(features)
+    return tf.reshape(q, tf.concat([time_batch, [self._num_actions]], 0)), final_state
+
+
+def burn_in_and_unroll(online: DuelingQNetwork, target: DuelingQNetwork, observations,
+                       done, core_state, burn_in: int):
+  """Q values of the trained part of sequences, after an R2D2 burn-in.
+
+  The online network runs the first `burn_in` steps from `core_state` and only
+  its final state is kept, under tf.stop_gradient: those steps just prime the
+  LSTM, and no gradient reaches them (or the stored state). The trained part
+  starts from that state. The target network runs every step from `core_state`
+  (its own burn-in) and its values are gradient-stopped.
+
+  Args:
+    online: the network being trained.
+    target: the target network.
+    observations: [L + 1, B, ...] time-major, L + 1 > burn_in.
+    done: [L + 1, B] bool.
+    core_state: () or (c, h), each [B, lstm_size]: the state before step 0.
+    burn_in: leading steps to burn in, >= 0.
+
+  Returns:
+    (online_q, target_q), each [L + 1 - burn_in, B, A]; online_q differentiable.
+  """
+  online_state = tuple(core_state)
+  if not online.use_lstm:  # Nothing to prime: the burn-in steps are just skipped.
+    observations, done, burn_in = observations[burn_in:], done[burn_in:], 0
+  if burn_in:
+    _, online_state = online.unroll(observations[:burn_in], done[:burn_in], online_state)
+    online_state = tuple(tf.stop_gradient(x) for x in online_state)
+  online_q, _ = online.unroll(observations[burn_in:], done[burn_in:], online_state)
+  # One pass over all steps: the target's burn-in is the start of its unroll.
+  target_q, _ = target.unroll(observations, done, tuple(core_state))
+  return online_q, tf.stop_gradient(target_q[burn_in:])

@@ -74,7 +74,8 @@ class Learner:
         put_unroll=self.agent_input.put if options.train else _drop,
         on_episode=self.metrics.on_episode, on_batch=self.metrics.on_batch,
         counters=self.counters)
-    self.env_table = EnvTable(self.agent.env_core_state, self.agent.unroll_length)
+    self.env_table = EnvTable(self.agent.env_core_state, self.agent.unroll_length,
+                              self.agent.unroll_overlap)
     # Every variable must exist before a checkpoint is read: warm up first.
     self.processor.warm_up()
     saved_replay = (self.agent_input if isinstance(self.agent_input, ReplayInput) and

@@ -164,3 +164,17 @@ def test_a_full_input_holds_back_inference():
     assert harness.fifo.get_batch(1, timeout_s=1.0) is not None
     assert counts_of(client.recv(timeout=10)).shape == (1,)
     client.close()
+
+
+def test_overlapping_unrolls_restart_with_their_last_steps_and_matching_state():
+  builder = UnrollBuilder(unroll_length=4, overlap=2)  # 5 steps, the next starts 3 back
+  unrolls = []
+  for t in range(12):
+    unroll = builder.append({'t': np.int64(t)}, core_state_before=(np.array(100 + t),))
+    if unroll is not None:
+      unrolls.append(unroll)
+  assert [u['t'].tolist() for u in unrolls] == [[0, 1, 2, 3, 4], [2, 3, 4, 5, 6],
+                                                [4, 5, 6, 7, 8], [6, 7, 8, 9, 10]]
+  assert [int(u['core_state'][0]) for u in unrolls] == [100, 102, 104, 106]
+  with pytest.raises(ValueError, match='overlap must be in'):
+    UnrollBuilder(unroll_length=4, overlap=4)

@@ -37,6 +37,11 @@ class Agent(abc.ABC):
     """T: unrolls hold T + 1 steps."""
 
   @property
+  def unroll_overlap(self) -> int:
+    """Steps consecutive unrolls share beyond their boundary step (R2D2: its burn-in)."""
+    return 0
+
+  @property
   @abc.abstractmethod
   def batch_size(self) -> int:
     """Unrolls per train step."""

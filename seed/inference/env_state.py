@@ -35,10 +35,11 @@ class EnvTable:
   """
 
   def __init__(self, env_core_state: Callable[[int, bool], Tuple[np.ndarray, ...]],
-               unroll_length: int):
+               unroll_length: int, unroll_overlap: int = 0):
     self._env_core_state = env_core_state  # (env ordinal, evaluation) -> state
     self._ordinals: Dict[Tuple[int, int, int], int] = {}
     self._unroll_length = unroll_length
+    self._unroll_overlap = unroll_overlap
     self._slots: Dict[Tuple[int, int], List[EnvSlot]] = {}
     self._connected: Dict[Tuple[int, int], str] = {}  # stream key -> run_id of the open stream
     self._lock = threading.Lock()
@@ -76,4 +77,5 @@ class EnvTable:
     ordinal = self._ordinals.setdefault((actor_id, split_index, index), len(self._ordinals))
     return EnvSlot(actor_id=actor_id, index=index, run_id=run_id,
                    core_state=self._env_core_state(ordinal, evaluation),
-                   unroll=UnrollBuilder(self._unroll_length), evaluation=evaluation)
+                   unroll=UnrollBuilder(self._unroll_length, self._unroll_overlap),
+                   evaluation=evaluation)

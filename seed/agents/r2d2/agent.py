@@ -103,6 +103,12 @@ class R2D2Agent(base.Agent):
     return self._config.burn_in + self._config.unroll_length
 
   @property
+  def unroll_overlap(self) -> int:
+    # Sequences overlap by the burn-in, as in the R2D2 paper: each step is
+    # trained on after a burn-in of real experience.
+    return self.burn_in
+
+  @property
   def trained_length(self) -> int:
     """Transitions trained per sequence, after the burn-in."""
     return self._config.unroll_length

@@ -86,6 +86,7 @@ class Learner:
     self.resumed = self.checkpointer.restore_latest()
     if self.resumed:
       self.agent.on_restored()
+      self.metrics.restart_rates()
     self.trainer = Trainer(self.agent, self.agent_input, self.counters,
                            self.metrics.on_train, self.checkpointer,
                            options.checkpoint_interval_s, self.stop_event)

@@ -57,6 +57,10 @@ class Metrics:
     self._last_tick = (time.monotonic(), counters.snapshot())
     self._start_time = time.time()
 
+  def restart_rates(self) -> None:
+    """Measures rates from now on (after a restore moved the counters)."""
+    self._last_tick = (time.monotonic(), self._counters.snapshot())
+
   def on_episode(self, episode_return: float, episode_steps: int,
                  evaluation: bool = False) -> None:
     frames = self._counters.get('env_frames')

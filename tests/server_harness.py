@@ -57,10 +57,13 @@ class ServerHarness:
     self.stop_event = threading.Event()
     self.fifo = UnrollFifo(fifo_capacity, stop_event=self.stop_event)
     self.episodes = []
+    self.eval_episodes = []
     self.table = EnvTable(lambda ordinal, evaluation: tuple(
         p[0] for p in self.agent.initial_core_state(1)), self.agent.unroll_length)
     self.processor = StepProcessor(self.agent, max_batch_envs, 1, self.fifo.put,
-                                   lambda r, n, evaluation: self.episodes.append((r, n)),
+                                   lambda r, n, evaluation: (
+                                       self.eval_episodes if evaluation else self.episodes
+                                   ).append((r, n)),
                                    lambda stats: None, self.counters)
     self._spec, self._env_name = spec, env_name
     self._max_batch_envs, self._max_wait_ms = max_batch_envs, max_wait_ms

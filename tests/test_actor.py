@@ -103,3 +103,16 @@ def test_split_actor_serves_each_group_on_its_own_stream():
     assert groups == {(0, 0): 1, (0, 1): 2}
     assert harness.table._slots[(0, 0)][0].run_id != harness.table._slots[(0, 1)][0].run_id
     assert harness.counters.get('env_steps') >= 3 * 100 - 3 * 2
+
+
+def test_an_evaluation_actor_is_never_trained_on():
+  with ServerHarness() as harness:
+    actor = start_actor(harness.address.split(':')[1], '--eval', '--max_steps=60',
+                        env='Catch')
+    output, _ = actor.communicate(timeout=90)
+    assert actor.returncode == 0, output
+    assert all(slot.evaluation for slot in harness.table._slots[(0, 0)])
+    # 60 steps of 2 Catch envs: 12 episodes end, all reported as evaluation ones,
+    # and not one step reached the agent input.
+    assert len(harness.eval_episodes) >= 10 and harness.episodes == []
+    assert len(harness.fifo) == 0

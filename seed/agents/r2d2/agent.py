@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents import base
+from seed.agents import tf_agent
 from seed.agents.r2d2 import config as config_lib
 from seed.agents.r2d2 import exploration
 from seed.agents.r2d2 import loss as loss_lib
@@ -42,7 +43,7 @@ def _check(condition: bool, message: str) -> None:
 
 
 @gin.configurable
-class R2D2Agent(base.Agent):
+class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
   """Recurrent dueling double-Q network, n-step targets, burn-in, prioritized replay."""
 
   input_kind = 'replay'
@@ -73,6 +74,7 @@ class R2D2Agent(base.Agent):
            f'R2D2Agent needs discrete actions (EnvSpec.num_actions >= 1), got '
            f'{env_spec.describe()}.')
     self._config = config = config_lib.R2D2Config(**arguments)
+    self._configured_learning_rate = float(config.learning_rate)
     self._env_spec = env_spec
 
     def make_network(name):
@@ -170,32 +172,6 @@ class R2D2Agent(base.Agent):
     q, new_lstm_state = self._network.step(observation, done, tuple(lstm_state))
     action = exploration.epsilon_greedy(q, epsilon, self._sampler.make_seeds(2))
     return action, {'q': q}, tuple(new_lstm_state) + (tf.identity(epsilon),)
-
-  def on_restored(self) -> None:
-    # The optimizer checkpoints its learning rate; the configured one wins.
-    self._optimizer.learning_rate.assign(self._config.learning_rate)
-
-  def warm_up(self, batch_sizes) -> None:
-    """Traces `inference` for each batch size and creates the optimizer slots."""
-    for size in batch_sizes:
-      self.inference(*self._example_inputs(int(size)))
-    self._build_optimizer()
-
-  def batched_policy(self, batch_size: int):
-    # The traced concrete function skips tf.function's argument matching per call.
-    return self.inference.get_concrete_function(*self._example_inputs(batch_size))
-
-  def _example_inputs(self, size: int):
-    spec = self._env_spec
-    return (np.zeros((size,) + spec.observation_shape, spec.observation_dtype),
-            np.zeros([size], np.float32), np.zeros([size], bool),
-            self.initial_core_state(size))
-
-  def _build_optimizer(self) -> None:
-    # Keras 3 creates slots in build(); a checkpoint read before that leaves the
-    # slots pending, and train_step must not create variables inside a trace.
-    if not self._optimizer.built:
-      self._optimizer.build(self._network.trainable_variables)
 
   def _copy_to_target(self):
     """target <- online, variable by variable (both were built in the same order)."""

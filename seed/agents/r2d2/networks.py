@@ -21,44 +21,12 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-TORSOS = ('mlp', 'nature')
-# 'auto' picks a torso from the observation rank.
-TORSO_CHOICES = ('auto',) + TORSOS
-# Mnih et al. 2015: (filters, kernel size, stride) of each convolution, then the dense width.
-_NATURE_CONVS = ((32, 8, 4), (64, 4, 2), (64, 3, 1))
-_NATURE_DENSE = 512
+from seed.agents import torsos
 
-
-def resolve_torso(torso: str, observation_shape: Sequence[int]) -> str:
-  """Maps 'auto' to a concrete torso and checks that it fits the observations.
-
-  Args:
-    torso: one of TORSO_CHOICES.
-    observation_shape: per-env observation shape (without the batch dim).
-
-  Returns:
-    One of TORSOS.
-
-  Raises:
-    ValueError: for an unknown torso, or an observation rank it cannot take.
-  """
-  rank = len(observation_shape)
-  if torso not in TORSO_CHOICES:
-    raise ValueError(f'Unknown torso {torso!r}; accepted: {", ".join(TORSO_CHOICES)}.')
-  if torso == 'auto':
-    if rank <= 2:
-      return 'mlp'
-    if rank == 3:
-      return 'nature'
-    raise ValueError(
-        f"torso='auto' has no torso for rank-{rank} observations of shape "
-        f'{tuple(observation_shape)}; it takes rank 0-2 (mlp) or rank 3 [C, H, W] '
-        "(nature). Pass torso='mlp' to flatten them.")
-  if torso == 'nature' and rank != 3:
-    raise ValueError(
-        f"torso='nature' needs channels-first image observations [C, H, W], got shape "
-        f"{tuple(observation_shape)}; use torso='mlp' for vector observations.")
-  return torso
+# Re-exported: the agent's config checks against them.
+TORSOS = torsos.TORSOS
+TORSO_CHOICES = torsos.TORSO_CHOICES
+resolve_torso = torsos.resolve_torso
 
 
 class DuelingQNetwork(keras.layers.Layer):
@@ -84,20 +52,8 @@ class DuelingQNetwork(keras.layers.Layer):
     # every call, so each layer draws its own seed from this stream.
     self._seed_stream = np.random.default_rng(seed)
 
-    if self._torso_name == 'mlp':
-      self._torso_layers = [
-          self._own(keras.layers.Dense(int(size), activation='relu', name=f'mlp_{i}',
-                                       kernel_initializer=self._glorot()))
-          for i, size in enumerate(mlp_hidden_sizes)]
-    else:
-      self._torso_layers = [
-          self._own(keras.layers.Conv2D(filters, kernel, strides=stride, activation='relu',
-                                        padding='valid', name=f'conv_{i}',
-                                        kernel_initializer=self._glorot()))
-          for i, (filters, kernel, stride) in enumerate(_NATURE_CONVS)]
-      self._torso_layers.append(keras.layers.Flatten(name='flatten'))
-      self._torso_layers.append(self._own(keras.layers.Dense(
-          _NATURE_DENSE, activation='relu', name='fc', kernel_initializer=self._glorot())))
+    self._torso_layers = [self._own(layer) for layer in torsos.build_torso_layers(
+        self._torso_name, mlp_hidden_sizes, self._glorot)]
     self._lstm = None
     if self._use_lstm:
       self._lstm = keras.layers.LSTMCell(
@@ -163,16 +119,8 @@ class DuelingQNetwork(keras.layers.Layer):
 
   def _torso(self, observation: tf.Tensor) -> tf.Tensor:
     """[N, *observation_shape] -> [N, features] float32."""
-    x = tf.cast(observation, tf.float32)
-    if observation.dtype == tf.uint8:
-      x = x * (1.0 / 255.0)
-    if self._torso_name == 'mlp':
-      x = tf.reshape(x, [tf.shape(x)[0], int(np.prod(self._observation_shape))])
-    else:
-      x = tf.transpose(x, [0, 2, 3, 1])  # [N, C, H, W] -> [N, H, W, C].
-    for layer in self._torso_layers:
-      x = layer(x)
-    return x
+    return torsos.apply_torso(self._torso_layers, self._torso_name, self._observation_shape,
+                              observation)
 
   def _head(self, features: tf.Tensor) -> tf.Tensor:
     """[N, F] -> Q [N, A] = V + A - mean_a A."""

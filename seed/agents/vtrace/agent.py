@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents import base
+from seed.agents import tf_agent
 from seed.agents.vtrace import loss as loss_lib
 from seed.agents.vtrace import networks
 from seed.envs import spec as spec_lib
@@ -28,7 +29,7 @@ def _check(condition: bool, message: str) -> None:
 
 
 @gin.configurable
-class VTraceAgent(base.Agent):
+class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
   """Policy + value network, V-trace loss, Adam or RMSProp with global-norm clipping.
 
   Hyperparameter defaults follow IMPALA/SEED where they carry over:
@@ -122,7 +123,7 @@ class VTraceAgent(base.Agent):
         env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
         torso=torso, mlp_hidden_sizes=tuple(int(s) for s in mlp_hidden_sizes),
         use_lstm=use_lstm, lstm_size=lstm_size, seed=seed)
-    self._learning_rate = float(learning_rate)
+    self._configured_learning_rate = float(learning_rate)
     if optimizer == 'adam':
       self._optimizer = keras.optimizers.Adam(learning_rate, epsilon=adam_epsilon)
     else:
@@ -163,33 +164,6 @@ class VTraceAgent(base.Agent):
     seed = self._sampler.make_seeds(1)[:, 0]
     action = tf.random.stateless_categorical(logits, 1, seed=seed, dtype=tf.int32)
     return action[:, 0], {'logits': logits}, new_state
-
-  def on_restored(self) -> None:
-    # The optimizer checkpoints its learning rate; the configured one wins.
-    self._optimizer.learning_rate.assign(self._learning_rate)
-
-  def warm_up(self, batch_sizes) -> None:
-    """Traces `inference` for each batch size and creates the optimizer slots."""
-    for size in batch_sizes:
-      self.inference(*self._example_inputs(int(size)))
-    self._build_optimizer()
-
-  def batched_policy(self, batch_size: int):
-    # The traced concrete function: calling it skips tf.function's argument
-    # matching, about 0.6 ms a call on the dev machine (a third of a batch of 1).
-    return self.inference.get_concrete_function(*self._example_inputs(batch_size))
-
-  def _example_inputs(self, size: int):
-    spec = self._env_spec
-    return (np.zeros((size,) + spec.observation_shape, spec.observation_dtype),
-            np.zeros([size], np.float32), np.zeros([size], bool),
-            self.initial_core_state(size))
-
-  def _build_optimizer(self) -> None:
-    # Keras 3 creates slots in build(); a checkpoint read before that leaves the
-    # slots pending, and train_step must not create variables inside a trace.
-    if not self._optimizer.built:
-      self._optimizer.build(self._network.trainable_variables)
 
   def checkpoint_items(self) -> Dict[str, object]:
     return {'model': self._network, 'optimizer': self._optimizer}

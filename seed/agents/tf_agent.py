@@ -1,0 +1,35 @@
+"""What the TensorFlow agents share: warm-up, one concrete policy per batch size,
+optimizer slots, and the configured learning rate winning over a restored one."""
+import numpy as np
+
+
+class KerasAgentMixin:
+  """For agents with `inference` (a tf.function), `_env_spec`, `_network`,
+  `_optimizer` (Keras 3) and `_configured_learning_rate`."""
+
+  def warm_up(self, batch_sizes) -> None:
+    """Traces `inference` for each batch size and creates the optimizer slots."""
+    for size in batch_sizes:
+      self.inference(*self._example_inputs(int(size)))
+    self._build_optimizer()
+
+  def batched_policy(self, batch_size: int):
+    # The traced concrete function: calling it skips tf.function's argument
+    # matching, about 0.6 ms a call on the dev machine (a third of a batch of 1).
+    return self.inference.get_concrete_function(*self._example_inputs(batch_size))
+
+  def on_restored(self) -> None:
+    # The optimizer checkpoints its learning rate; the configured one wins.
+    self._optimizer.learning_rate.assign(self._configured_learning_rate)
+
+  def _example_inputs(self, size: int):
+    spec = self._env_spec
+    return (np.zeros((size,) + spec.observation_shape, spec.observation_dtype),
+            np.zeros([size], np.float32), np.zeros([size], bool),
+            self.initial_core_state(size))
+
+  def _build_optimizer(self) -> None:
+    # Keras 3 creates slots in build(); a checkpoint read before that leaves the
+    # slots pending, and train_step must not create variables inside a trace.
+    if not self._optimizer.built:
+      self._optimizer.build(self._network.trainable_variables)

@@ -161,13 +161,36 @@ def parse_actor_message(data: bytes) -> pb.ActorMessage:
 
 def check_actions(actions: np.ndarray, spec: EnvSpec, num_envs: int,
                   what: Optional[str] = 'actions') -> np.ndarray:
-  """Actions the learner sends: shape and bounds of the action spec."""
+  """Checks actions against the action spec: shape, dtype and range.
+
+  Discrete actions are int32 in [0, num_actions); continuous ones float32 vectors
+  within the box's bounds (a relative tolerance of 1e-6 forgives float rounding).
+  The learner checks what it sends and the actor what it receives.
+  """
   expected = (num_envs,) + spec.action_shape
   if actions.shape != expected:
     raise ProtocolError(grpc.StatusCode.INTERNAL,
                         f'{what} have shape {list(actions.shape)}; expected {list(expected)}')
   if spec.is_discrete:
+    if not np.issubdtype(actions.dtype, np.integer):
+      raise ProtocolError(grpc.StatusCode.INTERNAL,
+                          f'{what} are {actions.dtype.name}; discrete actions are integers')
     if np.any((actions < 0) | (actions >= spec.num_actions)):
       raise ProtocolError(grpc.StatusCode.INTERNAL,
                           f'{what} {actions.tolist()} out of range [0, {spec.num_actions})')
+    return actions
+  if actions.dtype != np.float32:
+    raise ProtocolError(grpc.StatusCode.INTERNAL,
+                        f'{what} are {actions.dtype.name}; continuous actions are float32')
+  if not np.all(np.isfinite(actions)):
+    raise ProtocolError(grpc.StatusCode.INTERNAL, f'{what} hold non-finite values')
+  low = np.asarray(spec.action_low, np.float32).reshape(spec.action_shape)
+  high = np.asarray(spec.action_high, np.float32).reshape(spec.action_shape)
+  slack = 1e-6 * np.maximum(1.0, np.maximum(np.abs(low), np.abs(high)))
+  outside = (actions < low - slack) | (actions > high + slack)
+  if np.any(outside):
+    row = int(np.argwhere(outside)[0][0])
+    raise ProtocolError(grpc.StatusCode.INTERNAL,
+                        f'{what} for env {row}: {actions[row].tolist()} outside the bounds '
+                        f'[{low.tolist()}, {high.tolist()}]')
   return actions

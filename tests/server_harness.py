@@ -47,12 +47,26 @@ class CountingAgent:
     return self.inference
 
 
+class BoxAgent(CountingAgent):
+  """Continuous actions: `action_value` in every dimension (out of bounds if asked)."""
+
+  def __init__(self, action_shape, action_value):
+    super().__init__()
+    self.action_shape, self.action_value = tuple(action_shape), action_value
+
+  def inference(self, observation, reward, done, core_state):
+    _, outputs, state = super().inference(observation, reward, done, core_state)
+    action = np.full((observation.shape[0],) + self.action_shape, self.action_value, np.float32)
+    return action, outputs, state
+
+
 class ServerHarness:
   """Starts the service on 127.0.0.1:<free port> in its own event loop thread."""
 
   def __init__(self, spec=CATCH_SPEC, env_name='Catch', max_batch_envs=8, max_wait_ms=2.0,
-               fifo_capacity=1000, max_message_bytes=1 << 20, auth_token=None, port=0):
-    self.agent = CountingAgent(spec.num_actions or 1)
+               fifo_capacity=1000, max_message_bytes=1 << 20, auth_token=None, port=0,
+               agent=None):
+    self.agent = agent or CountingAgent(spec.num_actions or 1)
     self.counters = Counters()
     self.stop_event = threading.Event()
     self.fifo = UnrollFifo(fifo_capacity, stop_event=self.stop_event)

@@ -7,7 +7,11 @@ import time
 import pytest
 
 from tests.processes import REPO, _env
-from tests.server_harness import ServerHarness, free_port
+import numpy as np
+
+from seed.envs import env_spec, make_env
+from seed.envs.spec import EnvSpec
+from tests.server_harness import BoxAgent, ServerHarness, free_port
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -62,7 +66,7 @@ def test_actor_reconnects_with_a_new_run_id_when_the_learner_restarts():
   actor.send_signal(signal.SIGTERM)
   output, _ = actor.communicate(timeout=30)
   assert actor.returncode == 0, output
-  assert 'unavailable' in output and 'retrying' in output
+  assert 'UNAVAILABLE' in output and 'retrying' in output
 
 
 @pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM])
@@ -116,3 +120,32 @@ def test_an_evaluation_actor_is_never_trained_on():
     # and not one step reached the agent input.
     assert len(harness.eval_episodes) >= 10 and harness.episodes == []
     assert len(harness.fifo) == 0
+
+
+PENDULUM_SPEC = EnvSpec((3,), 'float32', action_shape=(1,), action_dtype='float32',
+                        action_low=(-2.0,), action_high=(2.0,))
+
+
+def test_continuous_actions_travel_as_float32_vectors_to_a_real_actor():
+  assert env_spec(make_env('gym:Pendulum-v1')) == PENDULUM_SPEC
+  with ServerHarness(spec=PENDULUM_SPEC, env_name='gym:Pendulum-v1',
+                     agent=BoxAgent((1,), 1.5)) as harness:
+    actor = start_actor(harness.address.split(':')[1], '--max_steps=50', env='gym:Pendulum-v1')
+    output, _ = actor.communicate(timeout=90)
+  assert actor.returncode == 0, output
+  assert harness.counters.get('env_steps') >= 2 * 49
+  assert harness.fifo.get_batch(1, timeout_s=1.0)['action'].dtype == np.float32
+
+
+def test_the_learner_refuses_to_send_actions_outside_the_bounds():
+  with ServerHarness(spec=PENDULUM_SPEC, env_name='gym:Pendulum-v1',
+                     agent=BoxAgent((1,), 5.0)) as harness:
+    actor = start_actor(harness.address.split(':')[1], env='gym:Pendulum-v1')
+    # INTERNAL is the learner's own fault: the actor keeps retrying; stop it.
+    wait_for(lambda: harness.table._connected == {} and harness.table._slots, 60)
+    time.sleep(1.0)
+    actor.send_signal(signal.SIGTERM)
+    output, _ = actor.communicate(timeout=60)
+    assert harness.counters.get('env_steps') == 0  # not one action reached an env
+  assert 'INTERNAL' in output
+  assert 'outside the bounds [[-2.0], [2.0]]' in output and '[5.0]' in output

@@ -101,8 +101,8 @@ class Actor:
           raise LearnerRefused(e.code(), e.details()) from None
         if self._done():
           break
-        _log.warning('learner at %s unavailable (%s: %s); retrying in %.1f s', self._address,
-                     e.code().name, e.details(), backoff_s)
+        _log.warning('stream to the learner at %s ended (%s: %s); retrying in %.1f s',
+                     self._address, e.code().name, e.details(), backoff_s)
         try:
           await asyncio.wait_for(self._stop.wait(), backoff_s)
         except asyncio.TimeoutError:

@@ -94,6 +94,8 @@ class InferenceService:
       except asyncio.CancelledError:
         # The batcher stops only when the learner does: the actor should retry.
         raise ProtocolError(grpc.StatusCode.UNAVAILABLE, 'the learner is shutting down') from None
+      # The learner checks what it sends: a policy bug must not reach the envs.
+      protocol.check_actions(actions, self._spec, num_envs)
       await context.write(pb.LearnerMessage(actions=pb.Actions(
           actions=protocol.encode_tensor(actions))))
 

@@ -62,19 +62,24 @@ cleanup() {
   trap - INT TERM EXIT
   echo "seed: stopping (the learner checkpoints first)..."
   for pid in "${PIDS[@]:1}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  kill -INT "${PIDS[0]}" 2>/dev/null || true
+  # SIGTERM, not SIGINT: background jobs of a script start with SIGINT ignored,
+  # so a learner still warming up would not hear it. It checkpoints on either.
+  kill -TERM "${PIDS[0]}" 2>/dev/null || true
   wait "${PIDS[0]}" 2>/dev/null || true
   for pid in "${PIDS[@]:1}"; do wait "$pid" 2>/dev/null || true; done
   [ -n "${TAIL_PID:-}" ] && kill "$TAIL_PID" 2>/dev/null || true
   echo "seed: stopped. Run directory: $LOGDIR"
 }
-trap cleanup INT TERM EXIT
+# On a signal: clean up, then end here (not where the signal interrupted us).
+trap 'cleanup; exit 130' INT TERM
+trap cleanup EXIT
 
 echo "seed: $ENV_NAME/$AGENT with $NUM_ACTORS actors x $ENVS_PER_ACTOR envs; run directory $LOGDIR"
 python -m seed.learner.main --logdir="$LOGDIR" --agent="$AGENT" --gin_file="$GIN" \
   --server_address="localhost:$PORT" "$@" > "$LOGDIR/logs/learner.log" 2>&1 &
 PIDS+=($!)
-tail -n +1 -F "$LOGDIR/logs/learner.log" 2>/dev/null | grep --line-buffered -vE \
+# --pid: tail ends with the learner (killing grep alone would leave tail behind).
+tail --pid="${PIDS[0]}" -n +1 -F "$LOGDIR/logs/learner.log" 2>/dev/null | grep --line-buffered -vE \
   "^(WARNING: All log messages before absl|I0000 00:00)|oneDNN|cpu_feature_guard|rebuild TensorFlow" &
 TAIL_PID=$!
 

@@ -43,7 +43,8 @@ class Checkpointer:
 
   def save(self) -> str:
     self._counter_values.assign(self._counters.as_array())
-    number = self._counters.get('learner_steps')
+    # A fresh number every time: re-saving ckpt-N in place would not be atomic.
+    number = self._next_number()
     if self._replay is not None:
       # The manager names checkpoints <dir>/ckpt-<number>.
       self._replay.save(os.path.join(self.directory, f'ckpt-{number}'))
@@ -52,6 +53,10 @@ class Checkpointer:
       self._replay.prune(self.directory, self._manager.checkpoints)
     _log.info('checkpoint written: %s', path)
     return path
+
+  def _next_number(self) -> int:
+    numbers = [int(path.rsplit('-', 1)[1]) for path in self._manager.checkpoints]
+    return max(numbers, default=0) + 1
 
   @property
   def latest(self):

@@ -96,13 +96,19 @@ class Learner:
     """Serves and trains; checkpoints on the way out. Returns a process exit code."""
     if self.options.train:
       self.trainer.start()
+    self._served = False
     try:
       asyncio.run(self._serve())
     finally:
+      # asyncio.run removed its handlers: a second Ctrl-C or SIGTERM must not
+      # interrupt the final checkpoint.
+      for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: _log.warning('already stopping: finishing the '
+                                                      'checkpoint'))
       self.stop_event.set()
       if self.trainer.is_alive():
         self.trainer.join()
-      if self.trainer.error is None:
+      if self.trainer.error is None and self._served:
         self.checkpointer.save()
       self.metrics.tick(self.agent_input.fill)
       self.metrics.close()
@@ -122,6 +128,7 @@ class Learner:
                                            self.options.max_message_bytes,
                                            self.options.credentials)
     _write_port_file(self.options.logdir, self.port)
+    self._served = True
     try:
       next_tick = loop.time() + self.options.progress_interval_s
       while not self.stop_event.is_set():

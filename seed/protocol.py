@@ -37,6 +37,10 @@ def decode_tensor(tensor: pb.Tensor, what: str) -> np.ndarray:
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'{what}: unknown dtype {tensor.dtype!r}; expected a NumPy dtype name '
                         'such as uint8, float32, int32') from None
+  if dtype.hasobject or dtype.kind not in 'biuf':
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'{what}: dtype {dtype.name!r} cannot travel as raw bytes; expected a '
+                        'bool, integer or float dtype')
   shape = tuple(tensor.shape)
   if any(d < 0 for d in shape):
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
@@ -129,6 +133,11 @@ def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int):
         grpc.StatusCode.INVALID_ARGUMENT,
         f'step.observations is {observations.dtype.name}{list(observations.shape)}; expected '
         f'{spec.observation_dtype}{list(expected_shape)} ({num_envs} envs as in the hello)')
+  if observations.dtype.kind == 'f' and not np.all(np.isfinite(observations)):
+    bad = int(np.argwhere(~np.isfinite(observations))[0][0])
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'step.observations of env {bad} hold NaN or Inf; observations must '
+                        'be finite (they would poison the shared model)')
   rewards = np.asarray(step.rewards, np.float32)
   terminated = np.asarray(step.terminated, bool)
   truncated = np.asarray(step.truncated, bool)

@@ -153,3 +153,29 @@ def test_auth_token_required_when_configured():
     client.send(hello())
     assert client.recv().WhichOneof('kind') == 'welcome'
     client.close()
+
+
+def test_non_finite_observations_are_refused(server, good_actor):
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=1))
+  client.recv()
+  message = step()
+  observations = np.zeros((2, 10, 5), np.float32)
+  observations[1, 3, 2] = np.nan
+  message.step.observations.data = observations.tobytes()
+  code, details = refusal(client, message)
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert 'observations of env 1 hold NaN or Inf' in details
+  assert_still_served(good_actor)
+
+
+def test_an_object_dtype_is_refused(server, good_actor):
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=1))
+  client.recv()
+  message = step()
+  message.step.observations.dtype = 'object'
+  code, details = refusal(client, message)
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert "dtype 'object' cannot travel as raw bytes" in details
+  assert_still_served(good_actor)

@@ -42,10 +42,12 @@ def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
   wait_for_text(os.path.join(logdir, 'logs', 'actor_1.log'), 'connected to learner')
   os.kill(run.pid, signal.SIGINT)  # what Ctrl-C sends to the script
   output, _ = run.communicate(timeout=120)
-  assert run.returncode == 0, output
-  assert 'frames/s' in output and 'received SIGINT: checkpointing and stopping' in output
+  assert run.returncode == 130, output  # ended by Ctrl-C, after a clean stop
+  assert 'frames/s' in output and 'received SIGTERM: checkpointing and stopping' in output
   assert 'checkpoint written' in output
   assert processes_using(logdir) == []
+  assert subprocess.run(['pgrep', '-f', f'{logdir}/logs/learner.log'],
+                        capture_output=True).stdout == b''  # no tail left behind
   for name in ['operative_config.gin', 'flags.txt', 'episodes.csv', 'logs/actor_0.log',
                'logs/actor_1.log', 'ckpt/checkpoint']:
     assert os.path.exists(os.path.join(logdir, name)), name

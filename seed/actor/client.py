@@ -18,10 +18,12 @@ from seed.proto import actor_learner_pb2_grpc as pb_grpc
 _log = logging.getLogger(__name__)
 
 # Statuses that mean "the learner refused what we sent": retrying the same
-# envs and specs cannot help, so the actor stops and says why.
+# envs and specs cannot help, so the actor stops and says why. ALREADY_EXISTS is
+# not one: after a crash the learner may still hold our old connection until its
+# keepalive notices, so the actor retries until the id is free.
 REFUSALS = frozenset({grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION,
-                      grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.UNAUTHENTICATED,
-                      grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNIMPLEMENTED})
+                      grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                      grpc.StatusCode.UNIMPLEMENTED})
 
 
 class LearnerRefused(Exception):
@@ -70,6 +72,7 @@ class Actor:
         address, options=[('grpc.max_send_message_length', max_message_bytes),
                           ('grpc.max_receive_message_length', max_message_bytes)]))
     self._stop = asyncio.Event()
+    self._welcomed = set()  # splits connected since their last failure
     self.env_steps_done = 0
     self.episodes_done = 0
     self.connections = 0
@@ -95,14 +98,20 @@ class Actor:
       try:
         await self._session(split_index, envs)
         backoff_s = self._initial_backoff_s
-      except aio.AioRpcError as e:
-        if e.code() in REFUSALS:
+      except (aio.AioRpcError, asyncio.InvalidStateError) as e:
+        # InvalidStateError: we wrote to a stream the learner had just ended.
+        code = e.code() if isinstance(e, aio.AioRpcError) else grpc.StatusCode.CANCELLED
+        details = e.details() if isinstance(e, aio.AioRpcError) else 'stream already closed'
+        if code in REFUSALS:
           self._stop.set()  # The other groups would be refused too.
-          raise LearnerRefused(e.code(), e.details()) from None
+          raise LearnerRefused(code, details) from None
         if self._done():
           break
+        if split_index in self._welcomed:  # It had worked: start the backoff over.
+          self._welcomed.discard(split_index)
+          backoff_s = self._initial_backoff_s
         _log.warning('stream to the learner at %s ended (%s: %s); retrying in %.1f s',
-                     self._address, e.code().name, e.details(), backoff_s)
+                     self._address, code.name, details, backoff_s)
         try:
           await asyncio.wait_for(self._stop.wait(), backoff_s)
         except asyncio.TimeoutError:
@@ -126,6 +135,7 @@ class Actor:
         raise LearnerRefused(grpc.StatusCode.FAILED_PRECONDITION,
                              f'expected a welcome, got {welcome.WhichOneof("kind")}')
       self.connections += 1
+      self._welcomed.add(split_index)
       _log.info('actor %d split %d connected to learner %s (run %s)', self._actor_id,
                 split_index, welcome.welcome.learner_id[:8], run_id[:8])
       num_envs = len(envs)

@@ -8,7 +8,7 @@ nothing. The cue is visible only at the first step, so a memoryless (feed-forwar
 policy answers at chance: its expected reward is 0 with uniformly drawn cues.
 An LSTM that keeps the cue for `delay + 1` steps gets +1 every time.
 """
-from typing import Any, Optional
+from typing import Optional
 
 import gymnasium
 from gymnasium import spaces

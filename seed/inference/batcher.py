@@ -74,7 +74,9 @@ class Batcher:
           break
         self._wakeup.clear()
       batch = self._take_batch()
-      if not batch:
+      if not batch:  # All were cancelled (their streams ended); serve whoever is left.
+        if self._pending:
+          self._wakeup.set()
         continue
       try:
         results = await loop.run_in_executor(self._executor, self._process,

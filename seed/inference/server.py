@@ -116,6 +116,10 @@ async def start_server(service: InferenceService, address: str, max_message_byte
       ('grpc.max_receive_message_length', max_message_bytes),
       ('grpc.max_send_message_length', max_message_bytes),
       ('grpc.so_reuseport', 0),
+      # Ping idle connections so a dead actor host frees its envs (and its actor id).
+      ('grpc.keepalive_time_ms', 20_000),
+      ('grpc.keepalive_timeout_ms', 10_000),
+      ('grpc.http2.min_ping_interval_without_data_ms', 5_000),
   ])
   server.add_generic_rpc_handlers((service.rpc_handler(),))
   if credentials is None:

@@ -89,10 +89,13 @@ class ReplayInput:
       _log.warning('no replay saved with %s: starting with an empty replay', checkpoint_path)
       return False
     self.replay.load(path)
-    # Resume balanced: as if the restored sequences had been sampled at the target ratio.
+    # Resume where a running limiter settles: samples lag inserts by the
+    # minimum fill's worth, so the trainer samples at once and keeps the ratio.
     inserts = len(self.replay)
-    self.limiter.load_state_dict({'inserts': inserts,
-                                  'samples': int(inserts * self.samples_per_insert)})
+    lag = self.samples_per_insert * self.limiter.min_size_to_sample
+    self.limiter.load_state_dict({
+        'inserts': inserts,
+        'samples': max(0, int(inserts * self.samples_per_insert - lag))})
     _log.info('replay restored: %d sequences', inserts)
     return True
 

@@ -5,6 +5,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from typing import Optional
 
 import grpc
@@ -97,6 +98,8 @@ class Learner:
     if self.options.train:
       self.trainer.start()
     self._served = False
+    self._final_checkpoint_lock = threading.Lock()
+    self._final_checkpoint_done = False
     try:
       asyncio.run(self._serve())
     finally:
@@ -105,14 +108,22 @@ class Learner:
       for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: _log.warning('already stopping: finishing the '
                                                       'checkpoint'))
+      self._stop_training_and_checkpoint()
+      self.metrics.tick(self.agent_input.fill)
+      self.metrics.close()
+    return 1 if self.trainer.error is not None else 0
+
+  def _stop_training_and_checkpoint(self) -> None:
+    """Stops the trainer and writes the final checkpoint, once."""
+    with self._final_checkpoint_lock:
+      if self._final_checkpoint_done:
+        return
       self.stop_event.set()
       if self.trainer.is_alive():
         self.trainer.join()
       if self.trainer.error is None and self._served:
         self.checkpointer.save()
-      self.metrics.tick(self.agent_input.fill)
-      self.metrics.close()
-    return 1 if self.trainer.error is not None else 0
+      self._final_checkpoint_done = True
 
   async def _serve(self) -> None:
     loop = asyncio.get_running_loop()
@@ -138,10 +149,17 @@ class Learner:
           self.metrics.tick(self.agent_input.fill)
           next_tick += self.options.progress_interval_s
     finally:
-      # Stop the trainer before the server so that a blocked put() is released.
+      # The checkpoint first, off the event loop: whatever happens while the
+      # server tears down, what was learnt is saved. Setting stop_event also
+      # releases an inference thread blocked on a full input.
       self.stop_event.set()
-      await server.stop(grace=1.0)
-      await batcher.stop()
+      _exit_if_stuck(_SHUTDOWN_LIMIT_S, lambda: self._final_checkpoint_done)
+      await loop.run_in_executor(None, self._stop_training_and_checkpoint)
+      for name, stopping in (('server', server.stop(grace=1.0)), ('batcher', batcher.stop())):
+        try:
+          await asyncio.wait_for(stopping, timeout=10.0)
+        except asyncio.TimeoutError:
+          _log.warning('%s did not stop within 10 s; going on', name)
 
   def _check_stop_conditions(self) -> None:
     frames = self.counters.get('env_frames')
@@ -160,6 +178,21 @@ class Learner:
   def _on_signal(self, signum: int) -> None:
     _log.info('received %s: checkpointing and stopping', signal.Signals(signum).name)
     self.stop_event.set()
+
+
+# Spot VMs give 30 s between SIGTERM and the end; leave room for the checkpoint.
+_SHUTDOWN_LIMIT_S = 20.0
+
+
+def _exit_if_stuck(limit_s: float, checkpointed) -> None:
+  """Ends the process if shutting down takes longer than `limit_s` (a watchdog)."""
+  def watch():
+    time.sleep(limit_s)
+    _log.error('shutdown still not finished after %.0f s; exiting (checkpoint written: %s)',
+               limit_s, checkpointed())
+    logging.shutdown()
+    os._exit(0 if checkpointed() else 1)
+  threading.Thread(target=watch, name='shutdown-watchdog', daemon=True).start()
 
 
 def _drop(unroll) -> bool:

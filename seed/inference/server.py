@@ -1,5 +1,4 @@
 """The learner's gRPC server: one bidirectional stream per actor."""
-import asyncio
 import logging
 import uuid
 from typing import Optional
@@ -88,12 +87,10 @@ class InferenceService:
                             'after the hello; expected a step')
       observations, rewards, terminated, truncated = protocol.decode_step(
           message.step, self._spec, num_envs)
-      try:
-        actions = await self._batcher.submit(
-            StepRequest(slots, observations, rewards, terminated, truncated))
-      except asyncio.CancelledError:
-        # The batcher stops only when the learner does: the actor should retry.
-        raise ProtocolError(grpc.StatusCode.UNAVAILABLE, 'the learner is shutting down') from None
+      # A cancellation (the server stopping) propagates as it is: swallowing it
+      # and awaiting an abort could keep server.stop() waiting for this handler.
+      actions = await self._batcher.submit(
+          StepRequest(slots, observations, rewards, terminated, truncated))
       # The learner checks what it sends: a policy bug must not reach the envs.
       protocol.check_actions(actions, self._spec, num_envs)
       await context.write(pb.LearnerMessage(actions=pb.Actions(

@@ -66,7 +66,9 @@ def test_actor_reconnects_with_a_new_run_id_when_the_learner_restarts():
   actor.send_signal(signal.SIGTERM)
   output, _ = actor.communicate(timeout=30)
   assert actor.returncode == 0, output
-  assert 'UNAVAILABLE' in output and 'retrying' in output
+  # The status a stopping server gives varies (UNAVAILABLE, or INTERNAL from
+  # grpc's core); what matters is that the actor saw the end and retried.
+  assert 'stream to the learner' in output and 'retrying' in output
 
 
 @pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM])

@@ -1,5 +1,5 @@
 """Observation torsos shared by the agents' networks: MLP, Nature CNN, IMPALA-shallow."""
-from typing import Callable, List, Sequence
+from typing import Callable, List, Sequence, Tuple
 
 import keras
 import numpy as np
@@ -90,3 +90,37 @@ def apply_torso(layers: Sequence[keras.layers.Layer], torso: str,
   for layer in layers:
     x = layer(x)
   return x
+
+
+class TorsoNetworkMixin:
+  """Methods the agents' networks share; they set `_seed_stream` (a NumPy
+  Generator), `_torso_name`, `_torso_layers`, `_observation_shape`, `_use_lstm`
+  and `_lstm_size`. Methods only: the layers stay attributes of each network,
+  so checkpoints keep their layout."""
+
+  def _next_seed(self) -> int:
+    return int(self._seed_stream.integers(2**31 - 1))
+
+  def _glorot(self):
+    return keras.initializers.GlorotUniform(seed=self._next_seed())
+
+  @property
+  def torso(self) -> str:
+    """The concrete torso in use (never 'auto')."""
+    return self._torso_name
+
+  @property
+  def use_lstm(self) -> bool:
+    return self._use_lstm
+
+  def initial_state(self, batch_size: int) -> Tuple[tf.Tensor, ...]:
+    """Zero recurrent state (c, h) for `batch_size` rows; () without an LSTM."""
+    if not self._use_lstm:
+      return ()
+    zeros = tf.zeros([batch_size, self._lstm_size], tf.float32)
+    return (zeros, zeros)
+
+  def _torso(self, observation: tf.Tensor) -> tf.Tensor:
+    """[N, *observation_shape] -> [N, features] float32."""
+    return apply_torso(self._torso_layers, self._torso_name, self._observation_shape,
+                       observation)

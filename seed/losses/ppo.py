@@ -11,16 +11,9 @@ import collections
 
 import tensorflow as tf
 
+from seed.losses import shapes
+
 PpoDiagnostics = collections.namedtuple('PpoDiagnostics', ['clip_fraction', 'approx_kl'])
-
-
-def _check_same_shapes(**tensors):
-  """Raises ValueError unless every tensor's static shape matches the first one's."""
-  (first_name, first), *rest = tensors.items()
-  for name, tensor in rest:
-    if not tensor.shape.is_compatible_with(first.shape):
-      raise ValueError(f'{name} has shape {tensor.shape}, expected the shape of '
-                       f'{first_name} {first.shape}.')
 
 
 def _check_clip(clip):
@@ -48,7 +41,7 @@ def ppo_clipped_loss(log_prob, old_log_prob, advantages, clip=0.2):
   log_prob = tf.convert_to_tensor(log_prob, dtype=tf.float32)
   old_log_prob = tf.stop_gradient(tf.convert_to_tensor(old_log_prob, dtype=tf.float32))
   advantages = tf.stop_gradient(tf.convert_to_tensor(advantages, dtype=tf.float32))
-  _check_same_shapes(log_prob=log_prob, old_log_prob=old_log_prob, advantages=advantages)
+  shapes.check_same_shapes(log_prob=log_prob, old_log_prob=old_log_prob, advantages=advantages)
   ratio = tf.exp(log_prob - old_log_prob)
   clipped_ratio = tf.clip_by_value(ratio, 1.0 - clip, 1.0 + clip)
   surrogate = tf.minimum(ratio * advantages, clipped_ratio * advantages)
@@ -66,7 +59,7 @@ def ppo_diagnostics(log_prob, old_log_prob, clip=0.2):
   _check_clip(clip)
   log_prob = tf.convert_to_tensor(log_prob, dtype=tf.float32)
   old_log_prob = tf.convert_to_tensor(old_log_prob, dtype=tf.float32)
-  _check_same_shapes(log_prob=log_prob, old_log_prob=old_log_prob)
+  shapes.check_same_shapes(log_prob=log_prob, old_log_prob=old_log_prob)
   log_ratio = tf.stop_gradient(log_prob - old_log_prob)
   ratio = tf.exp(log_ratio)
   clip_fraction = tf.reduce_mean(tf.cast(tf.abs(ratio - 1.0) > clip, tf.float32))

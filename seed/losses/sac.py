@@ -10,20 +10,13 @@ Targets are gradient-stopped: the critic regresses onto them, it does not move t
 """
 import tensorflow as tf
 
+from seed.losses import shapes
+
 DEFAULT_TAU = 0.005
 
 
 def _as_float(x):
   return tf.convert_to_tensor(x, dtype=tf.float32)
-
-
-def _check_same_shapes(**tensors):
-  """Raises ValueError unless every tensor's static shape matches the first one's."""
-  (first_name, first), *rest = tensors.items()
-  for name, tensor in rest:
-    if not tensor.shape.is_compatible_with(first.shape):
-      raise ValueError(f'{name} has shape {tensor.shape}, expected the shape of '
-                       f'{first_name} {first.shape}.')
 
 
 def _check_scalar(name, x):
@@ -55,7 +48,7 @@ def soft_q_target(rewards, discounts, next_q1, next_q2, next_log_prob, alpha):
   next_q2 = _as_float(next_q2)
   next_log_prob = _as_float(next_log_prob)
   alpha = _as_float(alpha)
-  _check_same_shapes(rewards=rewards, discounts=discounts, next_q1=next_q1,
+  shapes.check_same_shapes(rewards=rewards, discounts=discounts, next_q1=next_q1,
                      next_q2=next_q2, next_log_prob=next_log_prob)
   _check_scalar('alpha', alpha)
   soft_next_value = tf.minimum(next_q1, next_q2) - alpha * next_log_prob
@@ -73,7 +66,7 @@ def sac_policy_loss(log_prob, q1, q2, alpha):
   q1 = _as_float(q1)
   q2 = _as_float(q2)
   alpha = _as_float(alpha)
-  _check_same_shapes(log_prob=log_prob, q1=q1, q2=q2)
+  shapes.check_same_shapes(log_prob=log_prob, q1=q1, q2=q2)
   _check_scalar('alpha', alpha)
   return tf.reduce_mean(tf.stop_gradient(alpha) * log_prob - tf.minimum(q1, q2))
 
@@ -117,7 +110,7 @@ def ddpg_target(rewards, discounts, next_q):
   rewards = _as_float(rewards)
   discounts = _as_float(discounts)
   next_q = _as_float(next_q)
-  _check_same_shapes(rewards=rewards, discounts=discounts, next_q=next_q)
+  shapes.check_same_shapes(rewards=rewards, discounts=discounts, next_q=next_q)
   return tf.stop_gradient(rewards + tf.math.multiply_no_nan(next_q, discounts))
 
 

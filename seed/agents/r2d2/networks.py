@@ -15,7 +15,7 @@ inside (TensorFlow's CPU convolutions only run NHWC); uint8 ones are scaled to
 [0, 1]. Every variable is created in the constructor, so a tf.train.Checkpoint
 finds them all before the first call.
 """
-from typing import Sequence, Tuple
+from typing import Sequence
 
 import keras
 import numpy as np
@@ -29,7 +29,7 @@ TORSO_CHOICES = torsos.TORSO_CHOICES
 resolve_torso = torsos.resolve_torso
 
 
-class DuelingQNetwork(keras.layers.Layer):
+class DuelingQNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   """Torso (+ optional LSTM) + dueling Q head.
 
   The recurrent state, when `use_lstm`, is the tuple (c, h) of [B, lstm_size]
@@ -69,12 +69,6 @@ class DuelingQNetwork(keras.layers.Layer):
               tf.zeros([1], tf.bool), self.initial_state(1))
     self.built = True
 
-  def _next_seed(self) -> int:
-    return int(self._seed_stream.integers(2**31 - 1))
-
-  def _glorot(self):
-    return keras.initializers.GlorotUniform(seed=self._next_seed())
-
   def _own(self, layer):
     """Also holds `layer` in an attribute of its own, and returns it.
 
@@ -98,29 +92,8 @@ class DuelingQNetwork(keras.layers.Layer):
     return layers
 
   @property
-  def torso(self) -> str:
-    """The concrete torso in use (never 'auto')."""
-    return self._torso_name
-
-  @property
-  def use_lstm(self) -> bool:
-    return self._use_lstm
-
-  @property
   def num_actions(self) -> int:
     return self._num_actions
-
-  def initial_state(self, batch_size: int) -> Tuple[tf.Tensor, ...]:
-    """Zero recurrent state (c, h) for `batch_size` rows; () without an LSTM."""
-    if not self._use_lstm:
-      return ()
-    zeros = tf.zeros([batch_size, self._lstm_size], tf.float32)
-    return (zeros, zeros)
-
-  def _torso(self, observation: tf.Tensor) -> tf.Tensor:
-    """[N, *observation_shape] -> [N, features] float32."""
-    return torsos.apply_torso(self._torso_layers, self._torso_name, self._observation_shape,
-                              observation)
 
   def _head(self, features: tf.Tensor) -> tf.Tensor:
     """[N, F] -> Q [N, A] = V + A - mean_a A."""

@@ -31,7 +31,7 @@ TORSO_CHOICES = torsos.TORSO_CHOICES
 resolve_torso = torsos.resolve_torso
 
 
-class PolicyValueNetwork(keras.layers.Layer):
+class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   """Torso (+ optional LSTM) + policy and baseline heads.
 
   The recurrent state, when `use_lstm`, is the tuple (c, h) of [B, lstm_size]
@@ -75,33 +75,6 @@ class PolicyValueNetwork(keras.layers.Layer):
     self.step(tf.zeros((1,) + self._observation_shape, self._observation_dtype),
               tf.zeros([1], tf.bool), self.initial_state(1))
     self.built = True
-
-  def _next_seed(self) -> int:
-    return int(self._seed_stream.integers(2**31 - 1))
-
-  def _glorot(self):
-    return keras.initializers.GlorotUniform(seed=self._next_seed())
-
-  @property
-  def torso(self) -> str:
-    """The concrete torso in use (never 'auto')."""
-    return self._torso_name
-
-  @property
-  def use_lstm(self) -> bool:
-    return self._use_lstm
-
-  def initial_state(self, batch_size: int) -> Tuple[tf.Tensor, ...]:
-    """Zero recurrent state (c, h) for `batch_size` rows; () without an LSTM."""
-    if not self._use_lstm:
-      return ()
-    zeros = tf.zeros([batch_size, self._lstm_size], tf.float32)
-    return (zeros, zeros)
-
-  def _torso(self, observation: tf.Tensor) -> tf.Tensor:
-    """[N, *observation_shape] -> [N, features] float32."""
-    return torsos.apply_torso(self._torso_layers, self._torso_name, self._observation_shape,
-                              observation)
 
   def _heads(self, features: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
     """[N, F] -> (logits [N, A], baseline [N])."""

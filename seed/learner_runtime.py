@@ -8,6 +8,7 @@ import threading
 import time
 from typing import Optional
 
+import gin
 import grpc
 
 from seed import agents
@@ -63,7 +64,8 @@ class Learner:
     self.counters = Counters()
     self.metrics = Metrics(options.logdir, self.counters, options.return_window)
     if self.agent.input_kind == 'replay':
-      self.agent_input = ReplayInput(self.agent.batch_size, self.stop_event, seed=options.seed)
+      self.agent_input = ReplayInput(self.agent.batch_size, self.stop_event, seed=options.seed,
+                                     **_replay_ratio(self.agent))
     elif self.agent.input_kind == 'fifo':
       capacity = options.fifo_capacity_unrolls or 2 * self.agent.batch_size
       self.agent_input = UnrollFifo(capacity, stop_event=self.stop_event)
@@ -193,6 +195,27 @@ def _exit_if_stuck(limit_s: float, checkpointed) -> None:
     logging.shutdown()
     os._exit(0 if checkpointed() else 1)
   threading.Thread(target=watch, name='shutdown-watchdog', daemon=True).start()
+
+
+def _replay_ratio(agent) -> dict:
+  """The agent's own samples_per_insert, for agents that derive it (SAC: updates_per_step).
+
+  A gin binding of ReplayInput.samples_per_insert would be silently overridden by
+  the explicit argument, so it is refused instead.
+  """
+  samples_per_insert = getattr(agent, 'samples_per_insert', None)
+  if samples_per_insert is None:
+    return {}
+  try:
+    bound = gin.query_parameter('ReplayInput.samples_per_insert')
+  except ValueError:
+    bound = None
+  if bound is not None:
+    raise ValueError(
+        f'ReplayInput.samples_per_insert = {bound} is bound, but {type(agent).__name__} sets '
+        f'it to updates_per_step * minibatch_size = {samples_per_insert:g}; remove the '
+        'binding and set the agent\'s updates_per_step instead.')
+  return {'samples_per_insert': samples_per_insert}
 
 
 def _drop(unroll) -> bool:

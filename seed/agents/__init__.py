@@ -6,7 +6,10 @@ TensorFlow (or another agent's code).
 import importlib
 
 AGENTS = {
+    'ddpg': 'seed.agents.ddpg.agent:DDPGAgent',
+    'ppo': 'seed.agents.ppo.agent:PPOAgent',
     'r2d2': 'seed.agents.r2d2.agent:R2D2Agent',
+    'sac': 'seed.agents.sac.agent:SACAgent',
     'vtrace': 'seed.agents.vtrace.agent:VTraceAgent',
 }
 

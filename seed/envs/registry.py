@@ -1,10 +1,10 @@
 """Env names, how to build them, and their specs.
 
 Names are plain (`Catch`, `CartPole-v1`) or in a family (`atari:Pong`,
-`gym:Acrobot-v1`). Every factory takes `seed` plus the env's options as
-keywords and returns an env whose first unseeded `reset()` uses that seed (see
-`seed.envs.wrappers`). Learner and actors agree on the env through one gin-bound
-`EnvConfig`.
+`gym:Acrobot-v1`, `mujoco:HalfCheetah-v5`, `dmc:cheetah-run`). Every factory
+takes `seed` plus the env's options as keywords and returns an env whose first
+unseeded `reset()` uses that seed (see `seed.envs.wrappers`). Learner and
+actors agree on the env through one gin-bound `EnvConfig`.
 
 Nothing here may import TensorFlow: actor processes import this module.
 """
@@ -30,7 +30,9 @@ Factory = Callable[..., gymnasium.Env]
 _FACTORIES: dict[str, Factory] = {}
 # Family prefix -> how to write a member, for error messages.
 _FAMILIES = {'atari': 'atari:<Game>, e.g. atari:Pong (any game ale-py has)',
-             'gym': 'gym:<gymnasium id>, e.g. gym:Acrobot-v1 (unwrapped)'}
+             'gym': 'gym:<gymnasium id>, e.g. gym:Acrobot-v1 (unwrapped)',
+             'mujoco': 'mujoco:<gymnasium MuJoCo id>, e.g. mujoco:HalfCheetah-v5',
+             'dmc': 'dmc:<domain>-<task>, e.g. dmc:cheetah-run (DM Control suite)'}
 
 
 class UnknownEnvError(ValueError):
@@ -91,6 +93,19 @@ def _resolve(name: str) -> Factory:
     if game is None:
       raise UnknownEnvError(atari.unknown_game_message(rest))
     return functools.partial(atari.make_atari, game)
+  if colon and prefix == 'mujoco':
+    # Imported here, like atari; the module itself loads mujoco only to build.
+    from seed.envs import mujoco  # pylint: disable=g-import-not-at-top
+    if rest not in mujoco.env_ids():
+      raise UnknownEnvError(mujoco.unknown_id_message(rest))
+    return functools.partial(mujoco.make_mujoco, rest)
+  if colon and prefix == 'dmc':
+    # Imported here so that processes without DM Control never load dm_control.
+    from seed.envs import dmc  # pylint: disable=g-import-not-at-top
+    domain_task = dmc.resolve(rest)
+    if domain_task is None:
+      raise UnknownEnvError(dmc.unknown_task_message(rest))
+    return functools.partial(dmc.make_dmc, *domain_task)
   if colon and prefix == 'gym':
     if rest not in gymnasium.registry:
       # Atari ids (ALE/Pong-v5, PongNoFrameskip-v4) exist only once ale-py is
@@ -130,7 +145,8 @@ def make_env(name: str, seed: int = 0, **options) -> gymnasium.Env:
   """Builds the env called `name`, seeded with `seed` on its first reset.
 
   Args:
-    name: A registered name or a family member (`atari:Pong`, `gym:<id>`).
+    name: A registered name or a family member (`atari:Pong`, `gym:<id>`,
+      `mujoco:<id>`, `dmc:<domain>-<task>`).
     seed: Seed for the first `reset()` without a seed and for the spaces.
     **options: Keyword options of the env's factory, e.g. for Atari
       `sticky_action_probability=0.25`.

@@ -51,9 +51,23 @@ def soft_q_target(rewards, discounts, next_q1, next_q2, next_log_prob, alpha):
   shapes.check_same_shapes(rewards=rewards, discounts=discounts, next_q1=next_q1,
                      next_q2=next_q2, next_log_prob=next_log_prob)
   _check_scalar('alpha', alpha)
-  soft_next_value = tf.minimum(next_q1, next_q2) - alpha * next_log_prob
+  soft_next_value = soft_state_value(next_q1, next_q2, next_log_prob, alpha)
   # multiply_no_nan: a terminal transition ignores x' even if its value is non-finite.
   return tf.stop_gradient(rewards + tf.math.multiply_no_nan(soft_next_value, discounts))
+
+
+def soft_state_value(q1, q2, log_prob, alpha):
+  """SAC's soft state value min(Q1, Q2)(x, a) - alpha * log pi(a|x) for a ~ pi(.|x): [...].
+
+  The bootstrap of `soft_q_target`, also what an n-step target bootstraps from.
+  """
+  q1 = _as_float(q1)
+  q2 = _as_float(q2)
+  log_prob = _as_float(log_prob)
+  alpha = _as_float(alpha)
+  shapes.check_same_shapes(q1=q1, q2=q2, log_prob=log_prob)
+  _check_scalar('alpha', alpha)
+  return tf.minimum(q1, q2) - alpha * log_prob
 
 
 def sac_policy_loss(log_prob, q1, q2, alpha):

@@ -23,21 +23,28 @@ Persistence: `save(path)` writes `state_dict()` (items, raw priorities, ids, the
 running max, the insert count, which gives the ring position, and the RNG state)
 with np.savez to a temporary file in the same directory and renames it over
 `path`, so a crash leaves either the old file or the new one. No pickle: item
-structure is stored as JSON. Leaves come back as np.ndarray (0-d for scalars).
-The exponents are not restored: those of the constructor win, applied to the
-saved raw priorities, so a resumed run may change them.
+structure is stored as JSON. Items are saved column by column (one array per
+leaf, a row per slot) when they all share one structure, shapes and dtypes, as
+SAC's transitions and R2D2's sequences do, so a million transitions make a few
+zip entries rather than millions; mixed items fall back to one entry per leaf.
+Leaves come back as np.ndarray (0-d for scalars). The exponents are not
+restored: those of the constructor win, applied to the saved raw priorities, so
+a resumed run may change them.
 """
 import json
 import os
 import tempfile
 import threading
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
 from seed.replay.sum_tree import SumTree
 
-_FORMAT_VERSION = 1
+# 1: every leaf of every item its own entry. 2: adds 'item_layout', columnar or that.
+_FORMAT_VERSION = 2
+_COLUMNAR = 'columnar'
+_PER_ITEM = 'per_item'
 
 
 def sequence_priority(abs_td_errors, eta: float = 0.9, mask=None, axis: int = 0) -> np.ndarray:
@@ -91,6 +98,90 @@ def _unflatten(spec, leaves: List[np.ndarray]):
     return {key: _unflatten(value, leaves) for key, value in spec['d']}
   values = [_unflatten(x, leaves) for x in spec.get('t', spec.get('l'))]
   return tuple(values) if 't' in spec else values
+
+
+def _num_leaves(spec) -> int:
+  if isinstance(spec, int):
+    return 1
+  if 'd' in spec:
+    return sum(_num_leaves(value) for _, value in spec['d'])
+  return sum(_num_leaves(x) for x in spec.get('t', spec.get('l')))
+
+
+def _columns(items: Sequence[Any]) -> Optional[Dict[str, np.ndarray]]:
+  """The columnar layout of `items`, or None unless they all match leaf for leaf.
+
+  Matching means the same structure (spec) and, per leaf, the same shape and
+  dtype: np.stack would promote mixed dtypes and loading would then change them.
+  """
+  if not items:
+    return None
+  leaves: List[np.ndarray] = []
+  spec = _flatten(items[0], leaves)
+  kinds = [(leaf.shape, leaf.dtype) for leaf in leaves]
+  columns = [[leaf] for leaf in leaves]
+  for index in range(1, len(items)):
+    leaves = []
+    if _flatten(items[index], leaves) != spec:
+      return None
+    for column, kind, leaf in zip(columns, kinds, leaves):
+      if (leaf.shape, leaf.dtype) != kind:
+        return None
+      column.append(leaf)
+  state = {'item_layout': np.array(_COLUMNAR), 'item_spec': np.array(json.dumps(spec))}
+  for leaf_index, column in enumerate(columns):
+    state[f'column_{leaf_index}'] = np.stack(column)
+  return state
+
+
+def _per_item(items: Sequence[Any]) -> Dict[str, np.ndarray]:
+  """The per-item layout (format 1's): an entry per leaf, the leaves themselves."""
+  state = {'item_layout': np.array(_PER_ITEM)}
+  specs = []
+  for slot, item in enumerate(items):
+    leaves: List[np.ndarray] = []
+    specs.append(_flatten(item, leaves))
+    for leaf_index, leaf in enumerate(leaves):
+      state[f'item_{slot}_{leaf_index}'] = leaf
+  state['item_specs'] = np.array(json.dumps(specs))
+  return state
+
+
+def _items_from_columns(state: Mapping[str, np.ndarray], num_stored: int) -> List[Any]:
+  """Rebuilds the items of the columnar layout, each leaf a view of its row.
+
+  Views, not copies: rows of a column never overlap, so each item still owns
+  its data alone, and `insert` only rebinds a slot, never writes into a leaf, so
+  replacing an item leaves every other item (and batches sampled before) as
+  they were. A column's buffer lives until no item or batch holds a row of it,
+  that is `capacity` inserts at most after loading, and is no larger than the
+  loaded data itself; meanwhile the rows of replaced items are dead weight. In
+  exchange loading makes no per-leaf allocation and is quick.
+  """
+  spec = json.loads(str(state['item_spec']))
+  columns = [np.asarray(state[f'column_{leaf_index}'])
+             for leaf_index in range(_num_leaves(spec))]
+  for leaf_index, column in enumerate(columns):
+    if column.shape[:1] != (num_stored,):
+      raise ValueError(f'replay column_{leaf_index} has shape {column.shape}, expected '
+                       f'{num_stored} rows (one per stored item).')
+  if not columns:
+    return [_unflatten(spec, []) for _ in range(num_stored)]
+  # Iterating a column yields row views, except that a 1-D column yields numpy
+  # scalars: index those with `...` to keep the 0-d arrays that leaves are.
+  rows = [list(column) if column.ndim > 1 else [column[i, ...] for i in range(num_stored)]
+          for column in columns]
+  return [_unflatten(spec, leaves) for leaves in zip(*rows)]
+
+
+def _items_from_entries(state: Mapping[str, np.ndarray], num_stored: int) -> List[Any]:
+  """Rebuilds the items of the per-item layout (that of format 1 too)."""
+  specs = json.loads(str(state['item_specs']))
+  if len(specs) != num_stored:
+    raise ValueError(f'replay has {len(specs)} item specs, expected {num_stored}.')
+  return [_unflatten(spec, [np.asarray(state[f'item_{slot}_{leaf_index}'])
+                            for leaf_index in range(_num_leaves(spec))])
+          for slot, spec in enumerate(specs)]
 
 
 def _check_priorities(priorities: np.ndarray) -> None:
@@ -228,8 +319,19 @@ class PrioritizedReplay:
       return np.where(live, self._priorities[slots], np.nan)
 
   def state_dict(self) -> Dict[str, np.ndarray]:
-    """Everything needed to restore the buffer, as a flat dict of arrays (no copies of items)."""
+    """Everything needed to restore the buffer, as a flat dict of arrays.
+
+    The items take one of two layouts, named by 'item_layout':
+      'columnar', when every stored item has the same structure and, leaf by
+        leaf, the same shape and dtype: one JSON spec, 'item_spec', and per leaf
+        one array 'column_{leaf}' [num_stored, ...] whose row r is slot r's leaf.
+        The columns are copies, as large as the stored data.
+      'per_item' otherwise (format 1's): 'item_specs', a JSON list of one spec
+        per slot, and the leaves themselves (no copies) as 'item_{slot}_{leaf}'.
+    """
     with self._lock:
+      num_stored = min(self._num_inserts, self._capacity)
+      items = self._items[:num_stored]
       state = {
           'format_version': np.array(_FORMAT_VERSION, np.int64),
           'capacity': np.array(self._capacity, np.int64),
@@ -239,32 +341,35 @@ class PrioritizedReplay:
           'ids': self._ids.copy(),
           'rng_state': np.array(json.dumps(self._rng.bit_generator.state)),
       }
-      specs = []
-      for slot in range(min(self._num_inserts, self._capacity)):
-        leaves = []
-        specs.append(_flatten(self._items[slot], leaves))
-        for leaf_index, leaf in enumerate(leaves):
-          state[f'item_{slot}_{leaf_index}'] = leaf
-      state['item_specs'] = np.array(json.dumps(specs))
+    # Items are immutable references, and `items` is a snapshot of the slots:
+    # flatten and stack them outside the lock, which a million items would hold
+    # for seconds, stalling inserts and samples.
+    columns = _columns(items)
+    state.update(columns if columns is not None else _per_item(items))
     return state
 
   def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
-    """Replaces the whole content with `state` from `state_dict` (possibly via `load`)."""
-    if int(state['format_version']) != _FORMAT_VERSION:
-      raise ValueError(f'replay format_version {int(state["format_version"])} is not '
-                       f'supported, expected {_FORMAT_VERSION}.')
+    """Replaces the whole content with `state` from `state_dict` (possibly via `load`).
+
+    Also reads format 1, whose items are all in the per-item layout.
+    """
+    version = int(state['format_version'])
+    if version not in (1, _FORMAT_VERSION):
+      raise ValueError(f'replay format_version {version} is not supported, expected '
+                       f'{_FORMAT_VERSION} (or 1).')
     if int(state['capacity']) != self._capacity:
       raise ValueError(f'saved replay has capacity {int(state["capacity"])}, this one has '
                        f'{self._capacity}; they must match.')
-    specs = json.loads(str(state['item_specs']))
-    items: List[Any] = [None] * self._capacity
-    for slot, spec in enumerate(specs):
-      leaves = []
-      leaf_index = 0
-      while f'item_{slot}_{leaf_index}' in state:
-        leaves.append(np.asarray(state[f'item_{slot}_{leaf_index}']))
-        leaf_index += 1
-      items[slot] = _unflatten(spec, leaves)
+    layout = str(state['item_layout']) if version >= 2 else _PER_ITEM
+    num_stored = min(int(state['num_inserts']), self._capacity)
+    if layout == _COLUMNAR:
+      items = _items_from_columns(state, num_stored)
+    elif layout == _PER_ITEM:
+      items = _items_from_entries(state, num_stored)
+    else:
+      raise ValueError(f'unknown replay item_layout {layout!r}, expected {_COLUMNAR!r} '
+                       f'or {_PER_ITEM!r}.')
+    items += [None] * (self._capacity - num_stored)
     priorities = np.asarray(state['priorities'], np.float64).copy()
     _check_priorities(priorities)
     tree = SumTree(self._capacity)

@@ -1,0 +1,5 @@
+"""PPO agent (clipped objective, GAE, observation normalisation): `agent.PPOAgent`.
+
+Import the submodules explicitly; this package must stay importable without
+TensorFlow, like the rest of `seed` outside the learner.
+"""

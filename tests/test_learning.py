@@ -63,3 +63,31 @@ def test_r2d2_with_its_lstm_solves_the_memory_task(tmp_path):
                                     max_frames=300_000, window=100, agent='r2d2')
   assert mean_return >= 0.9, f'best mean reward over 100 episodes: {mean_return}'
   assert frames <= 300_000
+
+
+def test_sac_solves_pendulum_within_20k_steps(tmp_path):
+  # Pendulum-v1: 200-step episodes, returns from about -1,600 (hanging) to 0 (upright
+  # from the start); -250 over 10 episodes means it swings up and balances.
+  frames, mean_return = train_until(tmp_path, 'gin/toy/sac.gin', target=-250,
+                                    max_frames=20_000, window=10, num_actors=1, num_envs=2,
+                                    agent='sac')
+  assert mean_return >= -250, f'best mean return over 10 episodes: {mean_return}'
+  assert frames <= 20_000
+
+
+def test_ddpg_solves_pendulum_within_20k_steps(tmp_path):
+  frames, mean_return = train_until(tmp_path, 'gin/toy/ddpg.gin', target=-250,
+                                    max_frames=20_000, window=10, num_actors=1, num_envs=2,
+                                    agent='ddpg')
+  assert mean_return >= -250, f'best mean return over 10 episodes: {mean_return}'
+  assert frames <= 20_000
+
+
+def test_ppo_solves_pendulum_within_200k_steps(tmp_path):
+  # On-policy, so it needs more steps than SAC; -300 over 20 episodes swings up from
+  # most starts (a policy that never swings up averages below -1,000).
+  frames, mean_return = train_until(tmp_path, 'gin/toy/ppo.gin', target=-300,
+                                    max_frames=200_000, window=20, num_actors=2, num_envs=4,
+                                    agent='ppo')
+  assert mean_return >= -300, f'best mean return over 20 episodes: {mean_return}'
+  assert frames <= 200_000

@@ -1,4 +1,5 @@
 """Tests for seed.replay.sum_tree and seed.replay.prioritized."""
+import json
 import math
 import os
 import threading
@@ -286,3 +287,191 @@ def test_unsavable_items_are_rejected_on_insert():
   with pytest.raises(TypeError, match='item leaves must be numeric/bool/str arrays'):
     replay.insert({'bad': object()})
   assert len(replay) == 0
+
+
+# ------------------------------------------------------------- Persistence
+
+
+def _transition(rng, i):
+  """A SAC-like 1-step transition, shaped as the unroll builder hands it over."""
+  return {'observation': rng.normal(size=(2, 17)).astype(np.float32),
+          'reward': np.array([0.0, i], np.float32),
+          'terminated': np.array([False, i % 3 == 0]), 'truncated': np.zeros(2, bool),
+          'action': rng.uniform(-1.0, 1.0, (2, 6)).astype(np.float32),
+          'core_state': (np.float32(i),)}
+
+
+def _leaves(item):
+  leaves = []
+  prioritized._flatten(item, leaves)
+  return leaves
+
+
+def _filled(make_item, capacity=8, count=11, seed=5):
+  """A replay that wrapped around, with some updated priorities; also the items by id."""
+  rng = np.random.default_rng(seed)
+  replay = PrioritizedReplay(capacity, seed=6)
+  items = {}
+  for i in range(count):
+    items[i] = make_item(rng, i)
+    replay.insert(items[i], priority=None if i % 2 else float(i + 1))
+  ids, _, _ = replay.sample(4)
+  replay.update_priorities(ids, [0.5, 2.5, 9.0, 0.25])
+  return replay, items
+
+
+def _save_format_1(replay, items, path):
+  """Writes `replay` as format 1 did, every leaf its own 'item_{slot}_{leaf}' entry.
+
+  Built by hand from the old key scheme; the files it writes were checked equal,
+  entry for entry, to those of the format-1 code (commit 0374d8f).
+  """
+  state = {key: value for key, value in replay.state_dict().items()
+           if key in ('capacity', 'num_inserts', 'max_priority', 'priorities', 'ids',
+                      'rng_state')}
+  state['format_version'] = np.array(1, np.int64)
+  specs = []
+  for slot in range(len(replay)):
+    leaves = []
+    specs.append(prioritized._flatten(items[int(state['ids'][slot])], leaves))
+    for leaf_index, leaf in enumerate(leaves):
+      state[f'item_{slot}_{leaf_index}'] = leaf
+  state['item_specs'] = np.array(json.dumps(specs))
+  with open(path, 'wb') as f:
+    np.savez(f, **state)
+
+
+def _assert_restored(restored, replay, items):
+  """Same length, max, priorities and next draws; every live item equal to the inserted one."""
+  capacity, num_inserts = replay.capacity, int(replay.state_dict()['num_inserts'])
+  all_ids = np.arange(num_inserts)
+  assert len(restored) == len(replay)
+  assert restored.max_priority == replay.max_priority
+  np.testing.assert_array_equal(restored.priorities(all_ids), replay.priorities(all_ids))
+  # Same RNG state and tree: the next draws agree exactly; 500 draws reach every item.
+  for batch_size in (500, 3):
+    ids_a, items_a, weights_a = replay.sample(batch_size)
+    ids_b, items_b, weights_b = restored.sample(batch_size)
+    np.testing.assert_array_equal(ids_a, ids_b)
+    np.testing.assert_array_equal(weights_a, weights_b)
+    for item_id, item_b, item_a in zip(ids_b, items_b, items_a):
+      _assert_same_structure(item_b, item_a)
+      _assert_same_structure(item_b, items[int(item_id)])
+    if batch_size == 500:
+      assert set(ids_b) == set(range(max(0, num_inserts - capacity), num_inserts))
+  assert restored.insert('x') == replay.insert('x') == num_inserts
+
+
+@pytest.mark.parametrize('make_item', [_transition, _sequence], ids=['sac', 'r2d2'])
+def test_columnar_round_trip(tmp_path, make_item):
+  replay, items = _filled(make_item)
+  state = replay.state_dict()
+  assert str(state['item_layout']) == 'columnar'
+  assert not [key for key in state
+              if key.startswith('item_') and key not in ('item_layout', 'item_spec')]
+  # One column per leaf, rows in slot order: slot s holds id ids[s].
+  columns = sorted(key for key in state if key.startswith('column_'))
+  assert len(columns) == len(_leaves(items[0]))
+  np.testing.assert_array_equal(
+      state['column_0'], np.stack([_leaves(items[int(i)])[0] for i in state['ids']]))
+
+  path = str(tmp_path / 'replay.npz')
+  replay.save(path)
+  restored = PrioritizedReplay(8, seed=123)
+  restored.load(path)
+  _assert_restored(restored, replay, items)
+
+
+def test_columnar_items_are_independent_rows(tmp_path):
+  replay, items = _filled(_transition, capacity=4, count=4)
+  path = str(tmp_path / 'replay.npz')
+  replay.save(path)
+  restored = PrioritizedReplay(4, seed=0)
+  restored.load(path)
+  ids, sampled, _ = restored.sample(200)
+  first = {int(i): item for i, item in zip(ids, sampled)}
+  assert sorted(first) == [0, 1, 2, 3]
+  # Scalars stay 0-d arrays, as in the per-item layout.
+  core = first[2]['core_state'][0]
+  assert isinstance(core, np.ndarray) and core.shape == () and core == 2.0
+  # Overwriting slots rebinds them and leaves items sampled before (rows of the
+  # same loaded columns) as they were.
+  for i in range(3):
+    restored.insert(_transition(np.random.default_rng(99), 100 + i))
+  for item_id, item in first.items():
+    _assert_same_structure(item, items[item_id])
+  # Rows do not overlap: writing into one item touches no other.
+  first[0]['observation'][...] = -7.0
+  for item_id in (1, 2, 3):
+    _assert_same_structure(first[item_id], items[item_id])
+
+
+@pytest.mark.parametrize('mixed', ['extra_key', 'key_order', 'shape', 'dtype', 'leaf_to_tuple',
+                                   'tuple_to_leaf', 'tuple_to_list'])
+def test_mixed_items_fall_back_to_per_item_layout(tmp_path, mixed):
+  def make_item(rng, i):
+    item = _transition(rng, i)
+    if i % 3 != 1:
+      return item
+    if mixed == 'extra_key':
+      item['extra'] = np.array(i)
+    elif mixed == 'key_order':
+      item = dict(reversed(item.items()))
+    elif mixed == 'shape':
+      item['observation'] = item['observation'][:, :5]
+    elif mixed == 'dtype':  # Stacking would promote every reward to float64.
+      item['reward'] = item['reward'].astype(np.float64)
+    elif mixed == 'leaf_to_tuple':
+      item['reward'] = (item['reward'],)
+    elif mixed == 'tuple_to_leaf':
+      item['core_state'] = item['core_state'][0]
+    else:
+      item['core_state'] = list(item['core_state'])
+    return item
+
+  replay, items = _filled(make_item)
+  state = replay.state_dict()
+  assert str(state['item_layout']) == 'per_item'
+  assert not any(key.startswith('column_') for key in state)
+  path = str(tmp_path / 'replay.npz')
+  replay.save(path)
+  restored = PrioritizedReplay(8, seed=123)
+  restored.load(path)
+  _assert_restored(restored, replay, items)
+
+
+@pytest.mark.parametrize('make_item', [_transition, _sequence], ids=['sac', 'r2d2'])
+def test_loads_format_1(tmp_path, make_item):
+  replay, items = _filled(make_item)
+  path = str(tmp_path / 'old.npz')
+  _save_format_1(replay, items, path)
+  with np.load(path) as data:
+    assert int(data['format_version']) == 1 and 'item_layout' not in data.files
+  restored = PrioritizedReplay(8, seed=123)
+  restored.load(path)
+  _assert_restored(restored, replay, items)
+  with pytest.raises(ValueError, match=r'saved replay has capacity 8, this one has 9'):
+    PrioritizedReplay(9).load(path)
+
+
+@pytest.mark.parametrize('make_item', [_transition, _sequence], ids=['sac', 'r2d2'])
+def test_load_checks_capacity_of_columnar_file(tmp_path, make_item):
+  replay, _ = _filled(make_item)
+  path = str(tmp_path / 'replay.npz')
+  replay.save(path)
+  other = PrioritizedReplay(16)
+  other.insert('kept')
+  with pytest.raises(ValueError, match=r'saved replay has capacity 8, this one has 16'):
+    other.load(path)
+  assert len(other) == 1  # Untouched.
+
+
+def test_load_rejects_bad_state():
+  replay, _ = _filled(_transition)
+  state = replay.state_dict()
+  with pytest.raises(ValueError, match=r'format_version 3 is not supported, expected 2'):
+    PrioritizedReplay(8).load_state_dict({**state, 'format_version': np.array(3)})
+  with pytest.raises(ValueError, match=r"unknown replay item_layout 'rows'"):
+    PrioritizedReplay(8).load_state_dict({**state, 'item_layout': np.array('rows')})
+  with pytest.raises(ValueError, match=r'column_1 has shape \(7, 2\), expected 8 rows'):
+    PrioritizedReplay(8).load_state_dict({**state, 'column_1': state['column_1'][:7]})

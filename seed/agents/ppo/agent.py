@@ -142,6 +142,10 @@ class PPOAgent(continuous.EvaluationFlagState, tf_agent.KerasAgentMixin, base.Ag
     return self._network
 
   @property
+  def optimizer(self) -> keras.optimizers.Optimizer:
+    return self._optimizer
+
+  @property
   def normalizer(self):
     return self._normalizer
 

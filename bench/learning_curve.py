@@ -18,13 +18,12 @@ import argparse
 import csv
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List
+from typing import List
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench import processes
 
 PRESETS = {
     # SAC: one actor with one env, one gradient update per env step.
@@ -36,37 +35,20 @@ PRESETS = {
 }
 
 
-def _child_env() -> Dict[str, str]:
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
-  env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
-  return env
-
-
 def train(args, logdir: str) -> int:
   """Runs learner + actors until the learner stops at max_env_frames; its exit code."""
-  os.makedirs(os.path.join(logdir, 'logs'), exist_ok=True)
-  gin_flags = [f'--gin_file={os.path.join(REPO, args.gin_file)}'] + [
+  gin_flags = [f'--gin_file={os.path.join(processes.REPO, args.gin_file)}'] + [
       f'--gin_bindings={b}' for b in args.gin_bindings]
-  learner_log = open(os.path.join(logdir, 'logs', 'learner.log'), 'w')
-  learner = subprocess.Popen(
-      [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={args.agent}',
-       '--server_address=localhost:0', f'--max_env_frames={args.max_env_frames}',
-       '--checkpoint_interval_s=1800'] + gin_flags + args.learner_flag,
-      stdout=learner_log, stderr=subprocess.STDOUT, env=_child_env(), cwd=REPO)
+  learner = processes.start_learner(
+      logdir, args.agent, [f'--max_env_frames={args.max_env_frames}',
+                           '--checkpoint_interval_s=1800'] + gin_flags + args.learner_flag)
   actors = []
   try:
-    port_file = os.path.join(logdir, 'port')
-    while not os.path.exists(port_file):
-      if learner.poll() is not None:
-        raise RuntimeError(f'learner exited with {learner.returncode}: see {learner_log.name}')
-      time.sleep(0.2)
-    port = int(open(port_file).read())
+    port = processes.wait_for_port(learner, logdir, poll_s=0.2)
     for i in range(args.num_actors):
-      log = open(os.path.join(logdir, 'logs', f'actor_{i}.log'), 'w')
-      actors.append(subprocess.Popen(
-          [sys.executable, '-m', 'seed.actors.main', f'--actor_id={i}',
-           f'--num_envs={args.num_envs}', f'--server_address=localhost:{port}'] + gin_flags,
-          stdout=log, stderr=subprocess.STDOUT, env=_child_env(), cwd=REPO))
+      actors.append(processes.start_actor(
+          i, args.num_envs, port, gin_flags,
+          log_path=os.path.join(logdir, 'logs', f'actor_{i}.log')))
     return learner.wait()
   finally:
     for process in actors:

@@ -25,13 +25,9 @@ import tempfile
 import time
 from typing import Dict, List, Optional
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench import processes
 
-
-def _child_env() -> Dict[str, str]:
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
-  env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
-  return env
+REPO = processes.REPO
 
 
 def _env_process(gin_file: str, num_envs: int, process_id: int, steps, stop) -> None:
@@ -96,29 +92,18 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
                     args) -> Dict[str, Optional[float]]:
   """Learner + actors as separate processes, as run_local.sh starts them."""
   with tempfile.TemporaryDirectory(prefix='seed-bench-') as logdir:
-    os.makedirs(os.path.join(logdir, 'logs'))
-    learner_log = open(os.path.join(logdir, 'logs', 'learner.log'), 'w')
-    learner = subprocess.Popen(
-        [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
-         f'--gin_file={gin_file}', '--server_address=localhost:0', '--progress_interval_s=0.5',
-         '--checkpoint_interval_s=1e9', f'--inference_batch_size={args.inference_batch_size}',
-         '--train' if train else '--notrain'] + args.learner_flag,
-        stdout=learner_log, stderr=subprocess.STDOUT, env=_child_env(), cwd=REPO)
+    learner = processes.start_learner(
+        logdir, agent, [f'--gin_file={gin_file}', '--progress_interval_s=0.5',
+                        '--checkpoint_interval_s=1e9',
+                        f'--inference_batch_size={args.inference_batch_size}',
+                        '--train' if train else '--notrain'] + args.learner_flag)
     actors = []
     try:
-      port_file = os.path.join(logdir, 'port')
-      while not os.path.exists(port_file):
-        if learner.poll() is not None:
-          raise RuntimeError(f'learner exited: see {learner_log.name}')
-        time.sleep(0.1)
-      port = int(open(port_file).read())
+      port = processes.wait_for_port(learner, logdir)
       for i in range(num_actors):
-        actors.append(subprocess.Popen(
-            [sys.executable, '-m', 'seed.actors.main', f'--actor_id={i}',
-             f'--num_envs={num_envs}', f'--server_address=localhost:{port}',
-             f'--gin_file={gin_file}', f'--stats_file={logdir}/actor_{i}.json']
-            + args.actor_flag,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_child_env(), cwd=REPO))
+        actors.append(processes.start_actor(
+            i, num_envs, port,
+            [f'--gin_file={gin_file}', f'--stats_file={logdir}/actor_{i}.json'] + args.actor_flag))
       progress = os.path.join(logdir, 'progress.csv')
       rows = _wait_rows(progress, lambda rs: rs and int(rs[-1]['env_frames']) > 0)
       first_frames_s = float(rows[-1]['wall_time_s'])
@@ -254,7 +239,7 @@ def _frames_per_step(gin_file: str) -> int:
           f'config.parse_gin([{gin_file!r}], [], skip_unknown=True); '
           'env = EnvConfig().make(0); print(env_spec(env).frames_per_step)')
   out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                       env=_child_env(), cwd=REPO, check=True)
+                       env=processes.child_env(), cwd=REPO, check=True)
   return int(out.stdout.strip().splitlines()[-1])
 
 

@@ -16,12 +16,34 @@ An unroll is `unroll_length + 1` consecutive steps; consecutive unrolls of one
 env share their boundary step. `core_state` is the recurrent state before step 0.
 """
 import abc
-from typing import Any, Dict, Mapping, Tuple
+from typing import Any, Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 
 # Field names every unroll carries, besides the agent's own policy outputs.
 STEP_FIELDS = ('observation', 'reward', 'terminated', 'truncated', 'action')
+
+
+def check_batch(batch: Mapping[str, Any], fields: Sequence[str], leading_shape: Sequence[int],
+                leading_names: str, also_required: Sequence[str] = ()) -> None:
+  """Raises ValueError naming a missing field or one whose leading dims are not `leading_shape`.
+
+  Args:
+    batch: the train step's batch.
+    fields: names that must be there, each [*leading_shape, ...].
+    leading_shape: e.g. (batch_size, unroll_length + 1).
+    leading_names: how the message names those dims, e.g. '[batch_size, unroll_length + 1]'.
+    also_required: names that must be there too, shapes not checked (e.g. 'core_state').
+  """
+  missing = [k for k in tuple(fields) + tuple(also_required) if k not in batch]
+  if missing:
+    raise ValueError(f'batch lacks {missing}; it has {sorted(batch)}.')
+  expected = tuple(leading_shape)
+  for key in fields:
+    shape = tuple(np.shape(batch[key]))
+    if shape[:len(expected)] != expected:
+      raise ValueError(f'batch[{key!r}] has shape {shape}, expected leading dims '
+                       f'{leading_names} = {list(expected)}.')
 
 
 class Agent(abc.ABC):

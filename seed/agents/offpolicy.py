@@ -196,14 +196,8 @@ class OffPolicyAgent(continuous.EvaluationFlagState, base.Agent, abc.ABC):
       Python floats: the means over the updates of what `_update` logs, plus
       `updates` (the total so far).
     """
-    missing = [k for k in TRAIN_FIELDS if k not in batch]
-    check(not missing, f'batch lacks {missing}; it has {sorted(batch)}.')
-    expected = (self.batch_size, self._n_steps + 1)
-    for key in TRAIN_FIELDS:
-      shape = np.shape(batch[key])
-      check(tuple(shape[:2]) == expected,
-            f'batch[{key!r}] has shape {shape}, expected leading dims '
-            f'[updates_per_step * minibatch_size, n_steps + 1] = {list(expected)}.')
+    base.check_batch(batch, TRAIN_FIELDS, (self.batch_size, self._n_steps + 1),
+                     '[updates_per_step * minibatch_size, n_steps + 1]')
     self.warm_up([])
     fields = {key: tf.convert_to_tensor(np.asarray(batch[key])) for key in TRAIN_FIELDS}
     logs = {key: float(value) for key, value in self._train_function(fields).items()}

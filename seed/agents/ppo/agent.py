@@ -184,14 +184,8 @@ class PPOAgent(continuous.EvaluationFlagState, tf_agent.KerasAgentMixin, base.Ag
       approx_kl, clip_fraction, grad_norm (before clipping); plus mean_value,
       mean_advantage (before normalisation), log_std, learning_rate.
     """
-    missing = [k for k in _TRAIN_FIELDS if k not in batch]
-    _check(not missing, f'batch lacks {missing}; it has {sorted(batch)}.')
-    expected = (self._batch_size, self._unroll_length + 1)
-    for key in _TRAIN_FIELDS:
-      shape = np.shape(batch[key])
-      _check(tuple(shape[:2]) == expected,
-             f'batch[{key!r}] has shape {shape}, expected leading dims '
-             f'[batch_size, unroll_length + 1] = {list(expected)}.')
+    base.check_batch(batch, _TRAIN_FIELDS, (self._batch_size, self._unroll_length + 1),
+                     '[batch_size, unroll_length + 1]')
     self._build_optimizer()
     fields = {key: tf.convert_to_tensor(np.asarray(batch[key])) for key in _TRAIN_FIELDS}
     logs = {key: float(value) for key, value in self._train_function(fields).items()}

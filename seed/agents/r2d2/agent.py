@@ -184,15 +184,9 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
             'optimizer': self._optimizer}
 
   def _check_batch(self, batch: Mapping[str, Any]) -> None:
-    required = _TRAIN_FIELDS + ('core_state', 'importance_weights')
-    missing = [k for k in required if k not in batch]
-    _check(not missing, f'batch lacks {missing}; it has {sorted(batch)}.')
-    expected = (self.batch_size, self.unroll_length + 1)
-    for key in _TRAIN_FIELDS:
-      shape = np.shape(batch[key])
-      _check(tuple(shape[:2]) == expected,
-             f'batch[{key!r}] has shape {shape}, expected leading dims '
-             f'[batch_size, burn_in + unroll_length + 1] = {list(expected)}.')
+    base.check_batch(batch, _TRAIN_FIELDS, (self.batch_size, self.unroll_length + 1),
+                     '[batch_size, burn_in + unroll_length + 1]',
+                     also_required=('core_state', 'importance_weights'))
     weights_shape = np.shape(batch['importance_weights'])
     _check(weights_shape == (self.batch_size,),
            f"batch['importance_weights'] has shape {weights_shape}, expected "

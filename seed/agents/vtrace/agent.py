@@ -169,14 +169,8 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     return {'model': self._network, 'optimizer': self._optimizer}
 
   def _check_batch(self, batch: Mapping[str, np.ndarray]) -> None:
-    missing = [k for k in _TRAIN_FIELDS + ('core_state',) if k not in batch]
-    _check(not missing, f'batch lacks {missing}; it has {sorted(batch)}.')
-    expected = (self._batch_size, self._unroll_length + 1)
-    for key in _TRAIN_FIELDS:
-      shape = np.shape(batch[key])
-      _check(tuple(shape[:2]) == expected,
-             f'batch[{key!r}] has shape {shape}, expected leading dims '
-             f'[batch_size, unroll_length + 1] = {list(expected)}.')
+    base.check_batch(batch, _TRAIN_FIELDS, (self._batch_size, self._unroll_length + 1),
+                     '[batch_size, unroll_length + 1]', also_required=('core_state',))
 
   def train_step(self, batch: Mapping[str, np.ndarray]) -> Dict[str, float]:
     """One optimizer step on a [batch_size, unroll_length + 1] batch of unrolls.

@@ -1,0 +1,47 @@
+"""Starting a learner and its actors as separate processes, as run_local.sh does."""
+import os
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def child_env() -> Dict[str, str]:
+  """This environment, quieter TensorFlow, unbuffered output, the repo importable."""
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+  env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
+  return env
+
+
+def start_learner(logdir: str, agent: str, flags: List[str]) -> subprocess.Popen:
+  """A learner on a free localhost port, logging to <logdir>/logs/learner.log."""
+  os.makedirs(os.path.join(logdir, 'logs'), exist_ok=True)
+  log = open(os.path.join(logdir, 'logs', 'learner.log'), 'w')
+  return subprocess.Popen(
+      [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
+       '--server_address=localhost:0'] + flags,
+      stdout=log, stderr=subprocess.STDOUT, env=child_env(), cwd=REPO)
+
+
+def wait_for_port(learner: subprocess.Popen, logdir: str, poll_s: float = 0.1) -> int:
+  """The port the learner listens on, once it does; raises if it exits first."""
+  port_file = os.path.join(logdir, 'port')
+  while not os.path.exists(port_file):
+    if learner.poll() is not None:
+      raise RuntimeError(f'learner exited with {learner.returncode}: see '
+                         f'{os.path.join(logdir, "logs", "learner.log")}')
+    time.sleep(poll_s)
+  with open(port_file) as f:
+    return int(f.read())
+
+
+def start_actor(actor_id: int, num_envs: int, port: int, flags: List[str],
+                log_path: Optional[str] = None) -> subprocess.Popen:
+  """An actor process; its output goes to `log_path`, or nowhere."""
+  output = open(log_path, 'w') if log_path else subprocess.DEVNULL
+  return subprocess.Popen(
+      [sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
+       f'--num_envs={num_envs}', f'--server_address=localhost:{port}'] + flags,
+      stdout=output, stderr=subprocess.STDOUT, env=child_env(), cwd=REPO)

@@ -20,7 +20,8 @@ def read_checkpoint(logdir):
   reader = tf.train.load_checkpoint(path)
   env_frames, env_steps, episodes, learner_steps = reader.get_tensor(
       'counters/.ATTRIBUTES/VARIABLE_VALUE').tolist()
-  iterations = int(reader.get_tensor('optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE'))
+  key = 'optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE'  # Agents with one optimizer.
+  iterations = int(reader.get_tensor(key)) if reader.has_tensor(key) else None
   return dict(path=path, env_frames=env_frames, env_steps=env_steps, episodes=episodes,
               learner_steps=learner_steps, optimizer_iterations=iterations)
 
@@ -97,3 +98,36 @@ def test_replay_contents_survive_a_resume(tmp_path):
   replays = {f[:-len('.replay.npz')] for f in os.listdir(logdir / 'ckpt')
              if f.endswith('.replay.npz')}
   assert replays <= kept and replays
+
+
+def test_sac_resumes_with_its_replay_update_count_and_temperature(tmp_path):
+  port = free_port()
+  logdir = tmp_path / 'run'
+  with Run(logdir, 'gin/toy/sac.gin', agent='sac',
+           gin_bindings=['ReplayInput.min_fill_unrolls = 300'],
+           learner_flags=[f'--server_address=localhost:{port}',
+                          '--checkpoint_interval_s=1']) as run:
+    run.start_learner()
+    run.start_actors(1, 2)
+    wait_for_checkpoint(logdir, min_learner_steps=20)
+    run.learner.send_signal(signal.SIGKILL)
+    run.learner.wait(timeout=30)
+    before = read_checkpoint(logdir)
+    reader = tf.train.load_checkpoint(before['path'])
+    updates_before = int(reader.get_tensor('updates/.ATTRIBUTES/VARIABLE_VALUE'))
+    # One update per learner step (updates_per_step = 1), all saved together.
+    assert updates_before == before['learner_steps'] >= 20
+    alpha_key = [k for k in reader.get_variable_to_shape_map() if 'log_alpha' in k
+                 and 'optimizer' not in k and k.startswith('temperature/')]
+    assert alpha_key, sorted(reader.get_variable_to_shape_map())
+    assert reader.get_tensor(alpha_key[0]) != 0.0  # The temperature moved from log(1).
+    run.start_learner()
+    after = wait_for_checkpoint(logdir, min_learner_steps=before['learner_steps'] + 5)
+    run.learner.send_signal(signal.SIGTERM)
+    assert run.learner.wait(timeout=60) == 0, run.learner_log()
+    log = run.learner_log()
+  restored = re.search(r'replay restored: (\d+) sequences', log)
+  assert restored and int(restored.group(1)) >= 300, log
+  updates_after = int(tf.train.load_checkpoint(after['path']).get_tensor(
+      'updates/.ATTRIBUTES/VARIABLE_VALUE'))
+  assert updates_after == after['learner_steps'] > updates_before

@@ -475,3 +475,22 @@ def test_load_rejects_bad_state():
     PrioritizedReplay(8).load_state_dict({**state, 'item_layout': np.array('rows')})
   with pytest.raises(ValueError, match=r'column_1 has shape \(7, 2\), expected 8 rows'):
     PrioritizedReplay(8).load_state_dict({**state, 'column_1': state['column_1'][:7]})
+
+
+def test_uniform_replay_never_samples_empty_slots_even_after_a_load(tmp_path):
+  # Priority exponent 0 (SAC's uniform replay): 0 ** 0 is 1 in NumPy, so a
+  # naive p ** alpha would make the empty slots of a part-filled buffer samplable.
+  replay = PrioritizedReplay(100, priority_exponent=0.0, importance_exponent=0.0, seed=3)
+  for i in range(10):
+    replay.insert({'x': np.array([i], np.float32)})
+  path = str(tmp_path / 'uniform.npz')
+  replay.save(path)
+  loaded = PrioritizedReplay(100, priority_exponent=0.0, importance_exponent=0.0)
+  loaded.load(path)
+  for buffer in (replay, loaded):
+    ids, items, weights = buffer.sample(500)
+    assert all(item is not None for item in items)
+    assert set(ids.tolist()) == set(range(10))  # Uniform over what is there.
+    np.testing.assert_array_equal(weights, 1.0)
+  replay.update_priorities([3], [0.0])  # Priority 0 is never sampled, whatever alpha.
+  assert 3 not in replay.sample(500)[0]

@@ -253,6 +253,12 @@ class PrioritizedReplay:
     self._num_inserts = 0
     self._max_priority = 1.0
 
+  def _sampling_weight(self, priorities: np.ndarray) -> np.ndarray:
+    # p^alpha, except that priority 0 stays 0 even for alpha = 0 (uniform replay),
+    # where 0^0 = 1 would make empty slots samplable.
+    priorities = np.asarray(priorities, np.float64)
+    return np.where(priorities > 0, priorities ** self._alpha, 0.0)
+
   @property
   def capacity(self) -> int:
     """Number of slots (sequences) in the ring."""
@@ -287,7 +293,7 @@ class PrioritizedReplay:
       self._items[slot] = item
       self._ids[slot] = item_id
       self._priorities[slot] = priority
-      self._tree.set([slot], priority ** self._alpha)
+      self._tree.set([slot], self._sampling_weight(np.array([priority])))
       self._max_priority = max(self._max_priority, priority)
       self._num_inserts += 1
       return item_id
@@ -346,7 +352,7 @@ class PrioritizedReplay:
       last = slots.size - 1 - np.unique(slots[::-1], return_index=True)[1]
       slots, priorities = slots[last], priorities[last]
       self._priorities[slots] = priorities
-      self._tree.set(slots, priorities ** self._alpha)
+      self._tree.set(slots, self._sampling_weight(priorities))
       self._max_priority = max(self._max_priority, float(priorities.max()))
       return int(live.sum())
 
@@ -413,7 +419,7 @@ class PrioritizedReplay:
     priorities = np.asarray(state['priorities'], np.float64).copy()
     _check_priorities(priorities)
     tree = SumTree(self._capacity)
-    tree.set(np.arange(self._capacity), priorities ** self._alpha)
+    tree.set(np.arange(self._capacity), self._sampling_weight(priorities))
     rng = np.random.default_rng()
     rng.bit_generator.state = json.loads(str(state['rng_state']))
     with self._lock:

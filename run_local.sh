@@ -5,6 +5,8 @@
 #   ./run_local.sh ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [extra learner flags]
 #   ./run_local.sh toy vtrace 2 4
 #   ./run_local.sh atari vtrace 2 4 --gin_bindings="EnvConfig.name='atari:Breakout'"
+#   ./run_local.sh mujoco sac 2 1        # HalfCheetah-v5; also ppo (e.g. 4 8) and ddpg
+#   ./run_local.sh dmc sac 1 1           # DM Control cheetah-run
 #
 # The config is gin/ENV/AGENT.gin. Extra flags go to the learner; --gin_file and
 # --gin_bindings go to the actors too. The run directory is runs/ENV_AGENT

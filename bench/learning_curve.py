@@ -17,7 +17,6 @@ exploration noise). Never part of CI: these runs take tens of minutes.
 import argparse
 import csv
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -51,14 +50,8 @@ def train(args, logdir: str) -> int:
           log_path=os.path.join(logdir, 'logs', f'actor_{i}.log')))
     return learner.wait()
   finally:
-    for process in actors:
-      if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    for process in actors:
-      process.wait(timeout=60)
-    if learner.poll() is None:
-      learner.send_signal(signal.SIGTERM)
-      learner.wait(timeout=120)
+    processes.stop(actors)
+    processes.stop([learner], timeout_s=120)
 
 
 def read_episodes(logdir: str) -> List[dict]:
@@ -101,8 +94,9 @@ def main(argv=None) -> int:
   parser.add_argument('--out', help='curve CSV (default: <logdir>/curve.csv)')
   args = parser.parse_args(argv)
   if args.preset:
-    for key, value in PRESETS[args.preset].items():
-      setattr(args, key, value)
+    # The preset gives defaults; flags given explicitly still win.
+    parser.set_defaults(**PRESETS[args.preset])
+    args = parser.parse_args(argv)
   if not args.gin_file or not args.agent:
     parser.error('give --preset, or --gin_file and --agent')
   logdir = args.logdir or tempfile.mkdtemp(prefix='seed-curve-')

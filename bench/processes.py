@@ -1,5 +1,6 @@
 """Starting a learner and its actors as separate processes, as run_local.sh does."""
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -18,11 +19,14 @@ def child_env() -> Dict[str, str]:
 def start_learner(logdir: str, agent: str, flags: List[str]) -> subprocess.Popen:
   """A learner on a free localhost port, logging to <logdir>/logs/learner.log."""
   os.makedirs(os.path.join(logdir, 'logs'), exist_ok=True)
-  log = open(os.path.join(logdir, 'logs', 'learner.log'), 'w')
-  return subprocess.Popen(
-      [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
-       '--server_address=localhost:0'] + flags,
-      stdout=log, stderr=subprocess.STDOUT, env=child_env(), cwd=REPO)
+  port_file = os.path.join(logdir, 'port')
+  if os.path.exists(port_file):  # A previous run's: wait_for_port must not read it.
+    os.remove(port_file)
+  with open(os.path.join(logdir, 'logs', 'learner.log'), 'w') as log:
+    return subprocess.Popen(
+        [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
+         '--server_address=localhost:0'] + flags,
+        stdout=log, stderr=subprocess.STDOUT, env=child_env(), cwd=REPO)
 
 
 def wait_for_port(learner: subprocess.Popen, logdir: str, poll_s: float = 0.1) -> int:
@@ -40,8 +44,24 @@ def wait_for_port(learner: subprocess.Popen, logdir: str, poll_s: float = 0.1) -
 def start_actor(actor_id: int, num_envs: int, port: int, flags: List[str],
                 log_path: Optional[str] = None) -> subprocess.Popen:
   """An actor process; its output goes to `log_path`, or nowhere."""
-  output = open(log_path, 'w') if log_path else subprocess.DEVNULL
-  return subprocess.Popen(
-      [sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
-       f'--num_envs={num_envs}', f'--server_address=localhost:{port}'] + flags,
-      stdout=output, stderr=subprocess.STDOUT, env=child_env(), cwd=REPO)
+  command = [sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
+             f'--num_envs={num_envs}', f'--server_address=localhost:{port}'] + flags
+  if not log_path:
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                            env=child_env(), cwd=REPO)
+  with open(log_path, 'w') as log:  # The child keeps its own copy of the descriptor.
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=child_env(),
+                            cwd=REPO)
+
+
+def stop(processes: List[subprocess.Popen], timeout_s: float = 60) -> None:
+  """SIGTERM to every process still running, then waits; SIGKILL for any that hang."""
+  for process in processes:
+    if process.poll() is None:
+      process.send_signal(signal.SIGTERM)
+  for process in processes:
+    try:
+      process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+      process.kill()
+      process.wait()

@@ -17,7 +17,6 @@ import csv
 import json
 import multiprocessing as mp
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -110,12 +109,8 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
       end_s = first_frames_s + args.warmup_s + args.windows * args.window_s + 0.6
       rows = _wait_rows(progress, lambda rs: float(rs[-1]['wall_time_s']) >= end_s)
     finally:
-      for process in actors:
-        process.send_signal(signal.SIGTERM)
-      for process in actors:
-        process.wait(timeout=60)
-      learner.send_signal(signal.SIGTERM)
-      learner.wait(timeout=120)
+      processes.stop(actors)
+      processes.stop([learner], timeout_s=120)
     samples = [(float(r['wall_time_s']), int(r['env_frames'])) for r in rows]
     measure_from = first_frames_s + args.warmup_s
     rates = _windows_rate(samples, measure_from, args.window_s, args.windows)

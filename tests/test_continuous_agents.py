@@ -35,7 +35,8 @@ def _ppo(**overrides):
 
 def _ppo_batch(agent, rng):
   b, t = agent.batch_size, agent.unroll_length + 1
-  return {'observation': rng.normal(size=(b, t, 3)).astype(np.float32),
+  observation = rng.normal(size=(b, t, 3)).astype(np.float32)
+  return {'observation': observation, 'policy_input': observation.copy(),
           'reward': rng.normal(size=(b, t)).astype(np.float32),
           'terminated': np.zeros((b, t), bool), 'truncated': np.zeros((b, t), bool),
           'action': rng.uniform(-2, 2, size=(b, t, 1)).astype(np.float32),
@@ -68,7 +69,7 @@ def test_action_bounds_map_the_unit_box_onto_the_envs_box():
     (spec_lib.EnvSpec((3,), 'float32', action_shape=(1,), action_dtype='float32',
                       action_low=(-np.inf,), action_high=(np.inf,)), 'finite action bounds'),
     (spec_lib.EnvSpec((4, 84, 84), 'uint8', action_shape=(1,), action_dtype='float32',
-                      action_low=(-1.0,), action_high=(1.0,)), 'vector observations'),
+                      action_low=(-1.0,), action_high=(1.0,)), r'vector \(or matrix'),
 ])
 @pytest.mark.parametrize('agent_class', [PPOAgent, SACAgent, DDPGAgent])
 def test_agents_refuse_specs_they_cannot_act_in(agent_class, spec, match):
@@ -105,6 +106,9 @@ def test_ppo_inference_samples_inside_the_box_and_evaluation_acts_with_the_mean(
   want = -0.5 * ((raw - mean) / np.exp(log_std)) ** 2 - log_std - 0.5 * np.log(2 * np.pi)
   np.testing.assert_allclose(outputs['log_prob'], want.numpy().sum(-1), rtol=1e-5)
 
+  # What the policy saw is stored, for training to reuse whatever the stats do next.
+  np.testing.assert_allclose(outputs['policy_input'], agent._inputs(observation), rtol=1e-6)
+
   action, outputs, _ = agent.inference(observation, reward, done, (np.ones(64, np.float32),))
   np.testing.assert_allclose(outputs['raw_action'], mean, rtol=1e-6)
 
@@ -114,7 +118,7 @@ def test_ppo_truncated_transition_has_zero_advantage_and_leaves_the_losses():
   rng = np.random.default_rng(1)
   batch = _ppo_batch(agent, rng)
   batch['truncated'][1, 2] = True  # Transition 1 -> 2 of unroll 1 hit the time limit.
-  fields = {k: tf.constant(batch[k]) for k in ('observation', 'reward', 'terminated',
+  fields = {k: tf.constant(batch[k]) for k in ('policy_input', 'reward', 'terminated',
                                                 'truncated', 'raw_action', 'log_prob')}
   x, advantages, returns, valid, values = agent._advantages(fields)
   t = agent.unroll_length
@@ -137,7 +141,7 @@ def test_ppo_train_step_updates_and_normalises_with_running_stats():
   agent = _ppo()
   rng = np.random.default_rng(2)
   batch = _ppo_batch(agent, rng)
-  batch['observation'] = batch['observation'] * 5.0 + 3.0
+  batch['observation'] = batch['observation'] * 5.0 + 3.0  # Raw; the stats learn from these.
   before = [w.numpy().copy() for w in agent.network.weights]
   logs = agent.train_step(batch)
   assert all(np.isfinite(v) for v in logs.values())
@@ -161,8 +165,8 @@ def test_ppo_checkpoint_restores_the_observation_statistics(tmp_path):
   restored.on_restored()
   np.testing.assert_array_equal(restored.normalizer.mean.numpy(), trained.normalizer.mean.numpy())
   batch = _ppo_batch(trained, np.random.default_rng(4))
-  restored.train_step(batch)
-  trained.train_step(batch)
+  # Same weights, moments, statistics and shuffling stream: the same update.
+  assert restored.train_step(batch) == pytest.approx(trained.train_step(batch), rel=1e-5)
   # The float64 statistics carried on from the restored values, not from zero.
   np.testing.assert_allclose(restored.normalizer.mean.numpy(), trained.normalizer.mean.numpy())
   assert restored.normalizer.count.numpy() == trained.normalizer.count.numpy()
@@ -218,7 +222,7 @@ def test_n_step_targets_sum_discounted_rewards_then_bootstrap():
       'terminated': tf.zeros([1, 4], tf.bool), 'truncated': tf.zeros([1, 4], tf.bool),
       'action': tf.zeros([1, 4, 2])}
   transitions = offpolicy.Transitions(fields, continuous.ActionBounds(UNEVEN), 4)
-  targets, valid = transitions.targets(tf.constant([10.0, 20.0, 30.0]), 0.5)
+  targets, valid = transitions.targets(tf.constant([30.0]), 0.5)  # V(x_3).
   assert targets.numpy()[0] == pytest.approx(1 + 0.5 * 2 + 0.25 * 3 + 0.125 * 30)
   assert valid.numpy()[0] == 1.0
 
@@ -253,12 +257,14 @@ def test_replay_agent_checkpoint_round_trip_continues_identically(agent_class, t
     if hasattr(item, 'weights'):
       for want, got in zip(item.weights, restored.checkpoint_items()[name].weights):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
-  # Same weights, optimizer moments and counters; the train noise streams differ by
-  # seed, so compare a deterministic quantity: the evaluation action.
+  # Weights, optimizer moments, counters and the random streams all came back, so
+  # both act and train identically from here.
   observation = np.ones((2, 3), np.float32)
-  args = (observation, np.zeros(2, np.float32), np.zeros(2, bool), (np.ones(2, np.float32),))
+  args = (observation, np.zeros(2, np.float32), np.zeros(2, bool), (np.zeros(2, np.float32),))
   np.testing.assert_allclose(restored.inference(*args)[0], trained.inference(*args)[0],
                              rtol=1e-6)
+  batch = _replay_batch(trained, PENDULUM, rng)
+  assert restored.train_step(batch) == pytest.approx(trained.train_step(batch), rel=1e-5)
 
 
 def test_replay_train_step_rejects_a_malformed_batch():

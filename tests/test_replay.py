@@ -494,3 +494,22 @@ def test_uniform_replay_never_samples_empty_slots_even_after_a_load(tmp_path):
     np.testing.assert_array_equal(weights, 1.0)
   replay.update_priorities([3], [0.0])  # Priority 0 is never sampled, whatever alpha.
   assert 3 not in replay.sample(500)[0]
+
+
+def test_a_replay_too_big_to_stack_is_saved_per_item_without_a_copy(tmp_path, monkeypatch):
+  # Stacking copies; above the limit (R2D2's GBs of frames) items are written as they are.
+  monkeypatch.setattr(prioritized, 'COLUMNAR_MAX_BYTES', 1000)
+  replay = PrioritizedReplay(20)
+  for i in range(10):
+    replay.insert({'frames': np.full([4, 8], i, np.uint8)})  # 32 B each: 320 B fits.
+  assert str(replay.state_dict()['item_layout']) == 'columnar'
+  big = PrioritizedReplay(20)
+  for i in range(20):
+    big.insert({'frames': np.full([40, 8], i, np.uint8)})  # 6,400 B in all: too big.
+  state = big.state_dict()
+  assert str(state['item_layout']) == 'per_item'
+  big.save(str(tmp_path / 'big.npz'))
+  loaded = PrioritizedReplay(20)
+  loaded.load(str(tmp_path / 'big.npz'))
+  _, items, _ = loaded.sample(50)
+  assert all(item['frames'].shape == (40, 8) for item in items)

@@ -33,8 +33,8 @@ def check_continuous_spec(env_spec: spec_lib.EnvSpec, agent_name: str) -> None:
     raise ValueError(f'{agent_name} needs finite action bounds with high > low, got low '
                      f'{low.tolist()} and high {high.tolist()}.')
   if len(env_spec.observation_shape) > 2:
-    raise ValueError(f'{agent_name} takes vector observations (an MLP), got shape '
-                     f'{list(env_spec.observation_shape)}.')
+    raise ValueError(f'{agent_name} takes vector (or matrix, flattened) observations into '
+                     f'an MLP, got shape {list(env_spec.observation_shape)}.')
 
 
 class ActionBounds:
@@ -73,9 +73,9 @@ class ObservationNormalizer(tf.Module):
   """Running observation mean/variance (clip 10) kept in variables, so checkpoints hold it.
 
   The statistics are computed by `seed.envs.running_stats.RunningMeanStd` (float64,
-  Chan's parallel update) on the learner from training batches; the variables are
-  its float32 copy for inference and training to read. `normalize` is a TF function
-  of the current values; `update` runs eagerly between train steps.
+  Chan's parallel update) on the learner from training batches; `moments` is their
+  float64 copy [mean; var] for inference to read. One variable, so one assign
+  replaces both and inference never pairs a new mean with an old variance.
   """
 
   def __init__(self, observation_size: int, clip: float = running_stats.DEFAULT_CLIP,
@@ -83,15 +83,22 @@ class ObservationNormalizer(tf.Module):
     super().__init__(name=name)
     self._stats = running_stats.RunningMeanStd((observation_size,), clip=clip)
     self.count = tf.Variable(0.0, dtype=tf.float64, trainable=False, name='count')
-    self.mean = tf.Variable(np.zeros(observation_size), dtype=tf.float64, trainable=False,
-                            name='mean')
-    self.var = tf.Variable(np.ones(observation_size), dtype=tf.float64, trainable=False,
-                           name='var')
+    self.moments = tf.Variable(np.stack([np.zeros(observation_size), np.ones(observation_size)]),
+                               dtype=tf.float64, trainable=False, name='moments')
+
+  @property
+  def mean(self):
+    return self.moments[0]
+
+  @property
+  def var(self):
+    return self.moments[1]
 
   def normalize(self, observation):
     """clip((x - mean) / sqrt(var + eps), -clip, clip), x [N, observation_size]."""
-    mean = tf.cast(self.mean, tf.float32)
-    std = tf.cast(tf.sqrt(self.var + self._stats.epsilon), tf.float32)
+    moments = tf.convert_to_tensor(self.moments)  # One read: a consistent pair.
+    mean = tf.cast(moments[0], tf.float32)
+    std = tf.cast(tf.sqrt(moments[1] + self._stats.epsilon), tf.float32)
     x = (tf.convert_to_tensor(observation, tf.float32) - mean) / std
     return tf.clip_by_value(x, -self._stats.clip, self._stats.clip)
 
@@ -99,14 +106,14 @@ class ObservationNormalizer(tf.Module):
     """Adds observations [N, observation_size] to the statistics."""
     self._stats.update(np.reshape(observations, (-1,) + self._stats.shape))
     state = self._stats.state_dict()
+    self.moments.assign(np.stack([state['mean'], state['var']]))
     self.count.assign(state['count'])
-    self.mean.assign(state['mean'])
-    self.var.assign(state['var'])
 
   def on_restored(self) -> None:
     """Reloads the float64 statistics from the restored variables."""
-    self._stats.load_state_dict({'count': self.count.numpy(), 'mean': self.mean.numpy(),
-                                 'var': self.var.numpy()})
+    moments = self.moments.numpy()
+    self._stats.load_state_dict({'count': self.count.numpy(), 'mean': moments[0],
+                                 'var': moments[1]})
 
   def logs(self) -> Dict[str, float]:
     return {'observation_count': float(self._stats.count)}

@@ -45,8 +45,9 @@ class Transitions:
   Attributes:
     observation: [B, D] x_0.
     action: [B, A] a_0 in [-1, 1].
-    next_observations: [n * B, D] x_1..x_n, time-major (row t * B + b).
-    rewards, discounts, truncated: [n, B] of the transitions t -> t+1.
+    last_observation: [B, D] x_n, the only state the n-step target of x_0 bootstraps
+      from (earlier next states would only matter for the targets of later steps).
+    rewards, terminated, truncated: [n, B] of the transitions t -> t+1.
   """
 
   def __init__(self, fields, bounds: continuous.ActionBounds, observation_size: int):
@@ -59,19 +60,21 @@ class Transitions:
 
     self.observation = observations[:, 0]
     self.action = bounds.to_unit(fields['action'][:, 0])
-    self.next_observations = tf.reshape(time_major(observations[:, 1:]),
-                                        [-1, observation_size])
+    self.last_observation = observations[:, -1]
     self.rewards = time_major(tf.cast(fields['reward'][:, 1:], tf.float32))
     self.terminated = time_major(tf.cast(fields['terminated'][:, 1:], tf.bool))
     self.truncated = time_major(tf.cast(fields['truncated'][:, 1:], tf.bool))
     self.num_steps = steps - 1
     self.batch_size = batch_size
 
-  def targets(self, next_values, discount: float) -> Tuple[tf.Tensor, tf.Tensor]:
-    """n-step targets of x_0 [B] and their validity [B] float, from values [n * B]."""
-    next_values = tf.reshape(next_values, [self.num_steps, self.batch_size])
+  def targets(self, last_values, discount: float) -> Tuple[tf.Tensor, tf.Tensor]:
+    """n-step targets of x_0 [B] and their validity [B] float, from the values of x_n [B]."""
+    # The window of x_0 bootstraps from row n - 1 only; the rows before are never
+    # read for it, so they are zeros rather than values nobody uses.
+    bootstrap = tf.concat([tf.zeros([self.num_steps - 1, self.batch_size]),
+                           tf.reshape(last_values, [1, self.batch_size])], axis=0)
     discounts = discount * (1.0 - tf.cast(self.terminated, tf.float32))
-    result = nstep.nstep_double_q_targets(self.rewards, discounts, next_values,
+    result = nstep.nstep_double_q_targets(self.rewards, discounts, bootstrap,
                                           self.truncated, n_steps=self.num_steps,
                                           rescaling_eps=None)
     return result.targets[0], tf.cast(result.valid_mask[0], tf.float32)
@@ -121,6 +124,10 @@ class OffPolicyAgent(continuous.EvaluationFlagState, base.Agent, abc.ABC):
 
   def _finish_init(self) -> None:
     self._train_function = tf.function(self._train)
+
+  def _noise_streams(self) -> Dict[str, tf.random.Generator]:
+    """The random streams, for checkpoint_items: a resumed run continues them."""
+    return {'action_noise': self._action_noise, 'train_noise': self._train_noise}
 
   @property
   def unroll_length(self) -> int:

@@ -152,8 +152,16 @@ def _match(item, spec, kinds: List[Tuple[tuple, np.dtype]], columns: List[list])
   return True
 
 
+# Stacking columns copies the data, so a replay bigger than this is saved per item
+# (references, no copy): R2D2's Atari replay (3.4 GB) would otherwise need as much
+# again in memory at every checkpoint. Small-item replays (SAC: 1M transitions of
+# ~200 bytes) are the ones the per-item layout is slow for, and they fit.
+COLUMNAR_MAX_BYTES = 512 * 2**20
+
+
 def _columns(items: Sequence[Any]) -> Optional[Dict[str, np.ndarray]]:
-  """The columnar layout of `items`, or None unless they all match leaf for leaf.
+  """The columnar layout of `items`, or None unless they all match leaf for leaf
+  and fit in COLUMNAR_MAX_BYTES.
 
   Matching means the same structure (spec) and, per leaf, the same shape and
   dtype: np.stack would promote mixed dtypes and loading would then change them.
@@ -162,6 +170,8 @@ def _columns(items: Sequence[Any]) -> Optional[Dict[str, np.ndarray]]:
     return None
   leaves: List[np.ndarray] = []
   spec = _flatten(items[0], leaves)
+  if sum(leaf.nbytes for leaf in leaves) * len(items) > COLUMNAR_MAX_BYTES:
+    return None
   kinds = [(leaf.shape, leaf.dtype) for leaf in leaves]
   columns: List[list] = [[] for _ in leaves]
   for item in items:

@@ -91,7 +91,8 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
   def checkpoint_items(self) -> Dict[str, object]:
     return {'actor': self.actor, 'critic': self.critic, 'target_actor': self.target_actor,
             'target_critic': self.target_critic, 'actor_optimizer': self.actor_optimizer,
-            'critic_optimizer': self.critic_optimizer, 'updates': self._updates}
+            'critic_optimizer': self.critic_optimizer, 'updates': self._updates,
+            **self._noise_streams()}
 
   def _act(self, x, evaluation):
     action = self.actor(x)
@@ -99,7 +100,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     return tf.where(evaluation, action, tf.clip_by_value(action + noise, -1.0, 1.0))
 
   def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
-    next_x = transitions.next_observations
+    next_x = transitions.last_observation
     next_values = self.target_critic(next_x, self.target_actor(next_x))
     targets, valid = transitions.targets(next_values, self._discount)
 

@@ -9,7 +9,10 @@ compiled call. The behaviour log-probabilities are the stored ones, so the few
 updates of policy lag the FIFO adds are covered by the ratio and its clip.
 
 Observations are normalised by running statistics on the learner (mean/var, clip
-10), updated from each training batch after its update and saved with the model.
+10), updated from each training batch and saved with the model. Inference stores
+the normalised input it acted on (`policy_input`) and training reuses it, so the
+ratio compares the policies on the very inputs the behaviour policy saw, however
+far the statistics have moved since.
 
 Time limits: the actor sends the reset observation, never the final one, so a
 transition that was truncated has no next state to bootstrap from. Its TD error is
@@ -32,7 +35,8 @@ from seed.losses import distributions
 from seed.losses import gae as gae_lib
 from seed.losses import ppo as ppo_lib
 
-_TRAIN_FIELDS = ('observation', 'reward', 'terminated', 'truncated', 'raw_action', 'log_prob')
+_TRAIN_FIELDS = ('observation', 'policy_input', 'reward', 'terminated', 'truncated',
+                 'raw_action', 'log_prob')
 
 
 def _check(condition: bool, message: str) -> None:
@@ -157,16 +161,19 @@ class PPOAgent(continuous.EvaluationFlagState, tf_agent.KerasAgentMixin, base.Ag
   def inference(self, observation, reward, done, core_state):
     """Samples unit-space actions (the mean for evaluation envs); see base.Agent.inference."""
     del reward, done  # Feed-forward: nothing to reset.
-    mean, log_std = self._network.policy(self._inputs(observation))
+    policy_input = self._inputs(observation)
+    mean, log_std = self._network.policy(policy_input)
     sample = distributions.sample_diag_gaussian(mean, log_std, generator=self._action_noise)
     evaluation = tf.expand_dims(core_state[0] > 0.5, -1)
     raw_action = tf.where(evaluation, mean, sample)
     log_prob = distributions.diag_gaussian_log_prob(raw_action, mean, log_std)
-    return (self._bounds.to_env(raw_action), {'raw_action': raw_action, 'log_prob': log_prob},
-            core_state)
+    outputs = {'raw_action': raw_action, 'log_prob': log_prob, 'policy_input': policy_input}
+    return self._bounds.to_env(raw_action), outputs, core_state
 
   def checkpoint_items(self) -> Dict[str, object]:
-    items = {'model': self._network, 'optimizer': self._optimizer}
+    # The random streams too, so a resumed run continues them.
+    items = {'model': self._network, 'optimizer': self._optimizer,
+             'action_noise': self._action_noise, 'shuffle': self._shuffle}
     if self._normalizer is not None:
       items['observation_normalizer'] = self._normalizer
     return items
@@ -187,11 +194,10 @@ class PPOAgent(continuous.EvaluationFlagState, tf_agent.KerasAgentMixin, base.Ag
     base.check_batch(batch, _TRAIN_FIELDS, (self._batch_size, self._unroll_length + 1),
                      '[batch_size, unroll_length + 1]')
     self._build_optimizer()
-    fields = {key: tf.convert_to_tensor(np.asarray(batch[key])) for key in _TRAIN_FIELDS}
+    fields = {key: tf.convert_to_tensor(np.asarray(batch[key])) for key in _TRAIN_FIELDS
+              if key != 'observation'}
     logs = {key: float(value) for key, value in self._train_function(fields).items()}
     if self._normalizer is not None:
-      # After the update: this batch was normalised with the statistics it acted on
-      # (give or take the FIFO's lag), and the next one sees them updated.
       observations = np.asarray(batch['observation'])[:, :-1]
       self._normalizer.update(observations.reshape(-1, self._observation_size))
       logs.update(self._normalizer.logs())
@@ -200,8 +206,7 @@ class PPOAgent(continuous.EvaluationFlagState, tf_agent.KerasAgentMixin, base.Ag
   def _advantages(self, fields):
     """GAE over the batch: (x [N, D], advantages [N], returns [N], valid [N]), N = B * T."""
     batch_size, steps = self._batch_size, self._unroll_length + 1
-    x = self._inputs(tf.reshape(fields['observation'],
-                                (-1,) + self._env_spec.observation_shape))
+    x = tf.reshape(tf.cast(fields['policy_input'], tf.float32), [-1, self._observation_size])
     values = tf.reshape(self._network.value(x), [batch_size, steps])
     x = tf.reshape(x, [batch_size, steps, self._observation_size])
 

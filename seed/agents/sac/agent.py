@@ -122,7 +122,8 @@ class SACAgent(offpolicy.OffPolicyAgent):
             'target_critic1': self.target_critic1, 'target_critic2': self.target_critic2,
             'temperature': self.temperature, 'actor_optimizer': self.actor_optimizer,
             'critic_optimizer': self.critic_optimizer,
-            'temperature_optimizer': self.temperature_optimizer, 'updates': self._updates}
+            'temperature_optimizer': self.temperature_optimizer, 'updates': self._updates,
+            **self._noise_streams()}
 
   def _act(self, x, evaluation):
     mean, log_std = self.actor(x)
@@ -131,7 +132,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
 
   def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
     alpha = self.temperature.alpha()
-    next_x = transitions.next_observations
+    next_x = transitions.last_observation
     next_sample = distributions.sample_tanh_gaussian(*self.actor(next_x),
                                                      generator=self._train_noise)
     next_values = sac_lib.soft_state_value(self.target_critic1(next_x, next_sample.action),

@@ -5,6 +5,7 @@ import time
 import pytest
 
 from seed.replay.rate_limiter import SampleToInsertRatio
+from seed.replay.replay_input import ReplayInput
 
 _SHORT_S = 0.02  # A wait that must time out.
 _LONG_S = 5.0  # A wait that must be released long before this.
@@ -179,3 +180,26 @@ def test_batch_too_big_for_band_raises():
     limiter.await_sample(_SHORT_S, num_samples=16)
   with pytest.raises(ValueError, match=r'num_inserts must be >= 1, got 0'):
     limiter.await_insert(_SHORT_S, num_inserts=0)
+
+
+@pytest.mark.parametrize('batch_size, samples_per_insert, inserts_ahead', [
+    (64, 1.0, 128),      # R2D2 on Atari: unchanged, two batches.
+    (32, 2.0, 64),       # R2D2 toy: unchanged.
+    (256, 256.0, 512),   # SAC, one update per env step: 2 * 256 = 512 inserts.
+    (5120, 5120.0, 514),  # SAC at updates_per_step 20: capped near 512, not 10,240.
+])
+def test_replay_input_slack_is_two_batches_capped_near_512_inserts(batch_size, samples_per_insert,
+                                                                   inserts_ahead):
+  replay = ReplayInput(batch_size, capacity_unrolls=2 * batch_size, min_fill_unrolls=batch_size,
+                       samples_per_insert=samples_per_insert)
+  limiter = replay.limiter
+  offset = samples_per_insert * batch_size
+  assert (limiter.max_diff - offset) / samples_per_insert == pytest.approx(inserts_ahead)
+  # The band still admits a whole batch and an insert.
+  assert limiter.max_diff - limiter.min_diff >= samples_per_insert + batch_size
+
+
+def test_min_fill_below_the_batch_names_what_the_batch_is():
+  with pytest.raises(ValueError, match=r'below the batch size 1024 .*updates_per_step \* '
+                     r'minibatch_size'):
+    ReplayInput(1024, min_fill_unrolls=1000)

@@ -15,6 +15,23 @@ from seed.replay.rate_limiter import SampleToInsertRatio
 _log = logging.getLogger(__name__)
 
 
+# How far inserts may run ahead of samples (or behind), in inserts, at most.
+MAX_INSERTS_AHEAD = 512
+
+
+def error_buffer(batch_size: int, samples_per_insert: float) -> float:
+  """The limiter's slack in samples: two batches' worth and then some, capped.
+
+  It must hold a whole batch of samples and an insert (or both sides could wait for
+  ever). Without the cap, 2 * batch * samples_per_insert would let actors run
+  batch_size inserts ahead, 10,240 for SAC at updates_per_step 20 (whose batch is
+  updates_per_step * 256 and samples_per_insert the same): the cap keeps that near
+  MAX_INSERTS_AHEAD whatever the replay ratio, and changes nothing for R2D2.
+  """
+  return min(2.0 * batch_size * max(1.0, samples_per_insert),
+             2.0 * batch_size + MAX_INSERTS_AHEAD * samples_per_insert)
+
+
 @gin.configurable
 class ReplayInput:
   """Unrolls go into a prioritized replay; the trainer samples batches from it.
@@ -33,7 +50,9 @@ class ReplayInput:
                importance_exponent: float = 0.6, seed: int = 0):
     if min_fill_unrolls < batch_size:
       raise ValueError(f'min_fill_unrolls={min_fill_unrolls} is below the batch size '
-                       f'{batch_size}: the first batch could not be drawn')
+                       f'{batch_size} (unrolls sampled per train step; SAC and DDPG: '
+                       'updates_per_step * minibatch_size): the first batch could not be '
+                       'drawn')
     if min_fill_unrolls > capacity_unrolls:
       raise ValueError(f'min_fill_unrolls={min_fill_unrolls} exceeds capacity_unrolls='
                        f'{capacity_unrolls}')
@@ -41,9 +60,8 @@ class ReplayInput:
     self.replay = PrioritizedReplay(capacity_unrolls, priority_exponent, importance_exponent,
                                     seed=seed)
     self.samples_per_insert = samples_per_insert
-    # The band must hold a whole batch of samples and then some.
     self.limiter = SampleToInsertRatio(samples_per_insert, min_fill_unrolls,
-                                       error_buffer=2.0 * batch_size * max(1.0, samples_per_insert),
+                                       error_buffer=error_buffer(batch_size, samples_per_insert),
                                        stop_event=self._stop)
     self._sampled_ids: Optional[np.ndarray] = None
 

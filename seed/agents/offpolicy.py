@@ -29,6 +29,7 @@ import tensorflow as tf
 from seed.agents import base
 from seed.agents import continuous
 from seed.agents import mlp
+from seed.agents import tf_agent
 from seed.losses import nstep
 
 TRAIN_FIELDS = ('observation', 'reward', 'terminated', 'truncated', 'action')
@@ -85,7 +86,8 @@ def masked_mean(values, mask):
   return tf.reduce_sum(values * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
 
 
-class OffPolicyAgent(continuous.EvaluationFlagState, base.Agent, abc.ABC):
+class OffPolicyAgent(continuous.EvaluationFlagState, tf_agent.KerasAgentMixin, base.Agent,
+                     abc.ABC):
   """Replay agents for continuous control; subclasses define the networks and one update.
 
   Subclasses set, before calling `_init_off_policy`: nothing; after it they build
@@ -175,27 +177,6 @@ class OffPolicyAgent(continuous.EvaluationFlagState, base.Agent, abc.ABC):
     unit_action = tf.where(exploring, uniform, policy_action)
     return self._bounds.to_env(unit_action), {}, core_state
 
-  def warm_up(self, batch_sizes) -> None:
-    for size in batch_sizes:
-      self.inference(*self._example_inputs(int(size)))
-    for optimizer, variables, _ in self._optimizers():
-      if not optimizer.built:
-        optimizer.build(variables)
-
-  def _example_inputs(self, size: int):
-    spec = self._env_spec
-    return (np.zeros((size,) + spec.observation_shape, spec.observation_dtype),
-            np.zeros([size], np.float32), np.zeros([size], bool),
-            self.initial_core_state(size))
-
-  def batched_policy(self, batch_size: int):
-    return self.inference.get_concrete_function(*self._example_inputs(batch_size))
-
-  def on_restored(self) -> None:
-    # Optimizers checkpoint their learning rates; the configured ones win.
-    for optimizer, _, learning_rate in self._optimizers():
-      optimizer.learning_rate.assign(learning_rate)
-
   def train_step(self, batch: Mapping[str, np.ndarray]) -> Dict[str, float]:
     """`updates_per_step` updates, one per minibatch of the sampled transitions.
 
@@ -205,7 +186,7 @@ class OffPolicyAgent(continuous.EvaluationFlagState, base.Agent, abc.ABC):
     """
     base.check_batch(batch, TRAIN_FIELDS, (self.batch_size, self._n_steps + 1),
                      '[updates_per_step * minibatch_size, n_steps + 1]')
-    self.warm_up([])
+    self._build_optimizer()
     fields = {key: tf.convert_to_tensor(np.asarray(batch[key])) for key in TRAIN_FIELDS}
     logs = {key: float(value) for key, value in self._train_function(fields).items()}
     logs['updates'] = float(self.updates)

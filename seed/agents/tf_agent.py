@@ -1,11 +1,28 @@
 """What the TensorFlow agents share: warm-up, one concrete policy per batch size,
-optimizer slots, and the configured learning rate winning over a restored one."""
+optimizer slots, and the configured learning rates winning over restored ones."""
 import numpy as np
 
 
 class KerasAgentMixin:
-  """For agents with `inference` (a tf.function), `_env_spec`, `_network`,
-  `_optimizer` (Keras 3) and `_configured_learning_rate`."""
+  """For agents with `inference` (a tf.function) and `_env_spec`.
+
+  Single-network agents set `_network`, `_optimizer` (Keras 3) and
+  `_configured_learning_rate`; agents with several optimizers override
+  `_optimizers` instead.
+  """
+
+  @property
+  def network(self):
+    return self._network
+
+  @property
+  def optimizer(self):
+    return self._optimizer
+
+  def _optimizers(self):
+    """(optimizer, the variables it trains, its configured learning rate) for each."""
+    return ((self._optimizer, self._network.trainable_variables,
+             self._configured_learning_rate),)
 
   def warm_up(self, batch_sizes) -> None:
     """Traces `inference` for each batch size and creates the optimizer slots."""
@@ -19,8 +36,9 @@ class KerasAgentMixin:
     return self.inference.get_concrete_function(*self._example_inputs(batch_size))
 
   def on_restored(self) -> None:
-    # The optimizer checkpoints its learning rate; the configured one wins.
-    self._optimizer.learning_rate.assign(self._configured_learning_rate)
+    # Optimizers checkpoint their learning rates; the configured ones win.
+    for optimizer, _, learning_rate in self._optimizers():
+      optimizer.learning_rate.assign(learning_rate)
 
   def _example_inputs(self, size: int):
     spec = self._env_spec
@@ -31,5 +49,6 @@ class KerasAgentMixin:
   def _build_optimizer(self) -> None:
     # Keras 3 creates slots in build(); a checkpoint read before that leaves the
     # slots pending, and train_step must not create variables inside a trace.
-    if not self._optimizer.built:
-      self._optimizer.build(self._network.trainable_variables)
+    for optimizer, variables, _ in self._optimizers():
+      if not optimizer.built:
+        optimizer.build(variables)

@@ -142,14 +142,6 @@ class PPOAgent(continuous.EvaluationFlagState, tf_agent.KerasAgentMixin, base.Ag
     return self._batch_size
 
   @property
-  def network(self) -> networks.GaussianPolicyValue:
-    return self._network
-
-  @property
-  def optimizer(self) -> keras.optimizers.Optimizer:
-    return self._optimizer
-
-  @property
   def normalizer(self):
     return self._normalizer
 

@@ -124,16 +124,8 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     return self._config.batch_size
 
   @property
-  def network(self) -> networks.DuelingQNetwork:
-    return self._network
-
-  @property
   def target_network(self) -> networks.DuelingQNetwork:
     return self._target_network
-
-  @property
-  def optimizer(self) -> keras.optimizers.Optimizer:
-    return self._optimizer
 
   def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
     """Zero LSTM state and epsilon_base for every env: ((c, h,) epsilon [num_envs])."""

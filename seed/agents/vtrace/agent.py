@@ -141,14 +141,6 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
   def batch_size(self) -> int:
     return self._batch_size
 
-  @property
-  def network(self) -> networks.PolicyValueNetwork:
-    return self._network
-
-  @property
-  def optimizer(self) -> keras.optimizers.Optimizer:
-    return self._optimizer
-
   def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
     return tuple(np.asarray(x) for x in self._network.initial_state(num_envs))
 

@@ -65,20 +65,13 @@ def test_r2d2_with_its_lstm_solves_the_memory_task(tmp_path):
   assert frames <= 300_000
 
 
-def test_sac_solves_pendulum_within_20k_steps(tmp_path):
+@pytest.mark.parametrize('agent', ['sac', 'ddpg'])
+def test_replay_agent_solves_pendulum_within_20k_steps(tmp_path, agent):
   # Pendulum-v1: 200-step episodes, returns from about -1,600 (hanging) to 0 (upright
   # from the start); -250 over 10 episodes means it swings up and balances.
-  frames, mean_return = train_until(tmp_path, 'gin/toy/sac.gin', target=-250,
+  frames, mean_return = train_until(tmp_path, f'gin/toy/{agent}.gin', target=-250,
                                     max_frames=20_000, window=10, num_actors=1, num_envs=2,
-                                    agent='sac')
-  assert mean_return >= -250, f'best mean return over 10 episodes: {mean_return}'
-  assert frames <= 20_000
-
-
-def test_ddpg_solves_pendulum_within_20k_steps(tmp_path):
-  frames, mean_return = train_until(tmp_path, 'gin/toy/ddpg.gin', target=-250,
-                                    max_frames=20_000, window=10, num_actors=1, num_envs=2,
-                                    agent='ddpg')
+                                    agent=agent)
   assert mean_return >= -250, f'best mean return over 10 episodes: {mean_return}'
   assert frames <= 20_000
 

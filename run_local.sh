@@ -69,7 +69,12 @@ cleanup() {
   kill -TERM "${PIDS[0]}" 2>/dev/null || true
   wait "${PIDS[0]}" 2>/dev/null || true
   for pid in "${PIDS[@]:1}"; do wait "$pid" 2>/dev/null || true; done
-  [ -n "${TAIL_PID:-}" ] && kill "$TAIL_PID" 2>/dev/null || true
+  # The log pipeline ends by itself once the learner has: tail --pid prints the
+  # learner's last lines (the checkpoint) first. Killing it at once could lose them.
+  if [ -n "${TAIL_PID:-}" ]; then
+    for _ in {1..50}; do kill -0 "$TAIL_PID" 2>/dev/null || break; sleep 0.1; done
+    kill "$TAIL_PID" 2>/dev/null || true
+  fi
   echo "seed: stopped. Run directory: $LOGDIR"
 }
 # On a signal: clean up, then end here (not where the signal interrupted us).

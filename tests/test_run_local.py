@@ -44,7 +44,7 @@ def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
   output, _ = run.communicate(timeout=120)
   assert run.returncode == 130, output  # ended by Ctrl-C, after a clean stop
   assert 'frames/s' in output and 'received SIGTERM: checkpointing and stopping' in output
-  assert 'checkpoint written' in output
+  assert 'checkpoint written' in output, open(learner_log).read()[-4000:]
   assert processes_using(logdir) == []
   assert subprocess.run(['pgrep', '-f', f'{logdir}/logs/learner.log'],
                         capture_output=True).stdout == b''  # no tail left behind

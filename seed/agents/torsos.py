@@ -93,10 +93,45 @@ def apply_torso(layers: Sequence[keras.layers.Layer], torso: str,
 
 
 class TorsoNetworkMixin:
-  """Methods the agents' networks share; they set `_seed_stream` (a NumPy
-  Generator), `_torso_name`, `_torso_layers`, `_observation_shape`, `_use_lstm`
-  and `_lstm_size`. Methods only: the layers stay attributes of each network,
-  so checkpoints keep their layout."""
+  """The torso and optional LSTM core that the V-trace and R2D2 networks share.
+
+  A network calls `_init_core` first, then builds its torso layers (held in
+  `_torso_layers`, each also under an attribute of its own) and `_lstm =
+  self._make_lstm()`, in that order: the layers draw their initializer seeds from
+  one stream, so the order fixes the initial weights. The layers stay attributes
+  of each network, so checkpoints keep their layout.
+  """
+
+  def _init_core(self, observation_shape: Sequence[int], observation_dtype: str,
+                 num_actions: int, torso: str, use_lstm: bool, lstm_size: int, seed: int):
+    self._observation_shape = tuple(int(d) for d in observation_shape)
+    self._observation_dtype = tf.as_dtype(np.dtype(observation_dtype))
+    self._num_actions = int(num_actions)
+    self._torso_name = resolve_torso(torso, self._observation_shape)
+    self._use_lstm = bool(use_lstm)
+    self._lstm_size = int(lstm_size)
+    # A fixed integer seed makes a Keras 3 initializer return the same values on
+    # every call, so each layer draws its own seed from this stream.
+    self._seed_stream = np.random.default_rng(seed)
+
+  def _make_lstm(self):
+    """The LSTM cell when `use_lstm`, else None."""
+    if not self._use_lstm:
+      return None
+    return keras.layers.LSTMCell(
+        self._lstm_size, name='lstm', kernel_initializer=self._glorot(),
+        recurrent_initializer=keras.initializers.Orthogonal(seed=self._next_seed()))
+
+  def _build_variables(self):
+    """Creates every variable now, in a fixed order, with one step on a dummy batch.
+
+    Optimizer slots are saved by position and a target network is copied from its
+    online twin by position, so two networks with one config must list variables
+    alike; and tf.train.Checkpoint then finds them all before a first call.
+    """
+    self.step(tf.zeros((1,) + self._observation_shape, self._observation_dtype),
+              tf.zeros([1], tf.bool), self.initial_state(1))
+    self.built = True
 
   def _next_seed(self) -> int:
     return int(self._seed_stream.integers(2**31 - 1))
@@ -124,3 +159,58 @@ class TorsoNetworkMixin:
     """[N, *observation_shape] -> [N, features] float32."""
     return apply_torso(self._torso_layers, self._torso_name, self._observation_shape,
                        observation)
+
+  def _lstm_step(self, features, done, state):
+    """One LSTM step with the state zeroed where `done`; returns (output, (c, h))."""
+    c, h = state
+    reset = tf.expand_dims(tf.convert_to_tensor(done, tf.bool), -1)
+    c = tf.where(reset, tf.zeros_like(c), c)
+    h = tf.where(reset, tf.zeros_like(h), h)
+    output, (new_h, new_c) = self._lstm(features, [h, c])
+    return output, (new_c, new_h)
+
+  def _core_step(self, observation, done, core_state):
+    """Torso then LSTM for one time step.
+
+    Args:
+      observation: [B, *observation_shape].
+      done: [B] bool, the step starts an episode (the LSTM state is reset first).
+      core_state: () or (c, h), each [B, lstm_size].
+
+    Returns:
+      (features [B, F], new core_state).
+    """
+    features = self._torso(tf.convert_to_tensor(observation))
+    if not self._use_lstm:
+      return features, ()
+    return self._lstm_step(features, done, tuple(core_state))
+
+  def _core_unroll(self, observations, done, core_state):
+    """Torso then LSTM for T time steps, the same function as T `_core_step` calls.
+
+    Args:
+      observations: [T, B, *observation_shape], time-major.
+      done: [T, B] bool.
+      core_state: () or (c, h), each [B, lstm_size]: the state before step 0.
+
+    Returns:
+      (features [T * B, F] time-major, time_batch [2] = (T, B), core_state after
+      step T - 1).
+    """
+    observations = tf.convert_to_tensor(observations)
+    done = tf.convert_to_tensor(done, tf.bool)
+    time_batch = tf.shape(observations)[:2]
+    # The torso has no memory, so all T * B rows go through it in one batch.
+    features = self._torso(tf.reshape(observations, (-1,) + self._observation_shape))
+    if not self._use_lstm:
+      return features, time_batch, ()
+    features = tf.reshape(features, tf.concat([time_batch, [features.shape[-1]]], 0))
+
+    def scan_step(state, inputs):
+      features_t, done_t = inputs
+      _, new_state = self._lstm_step(features_t, done_t, state)
+      return new_state
+
+    # The LSTM output is its new h, so scanning the state gives the outputs too.
+    cs, hs = tf.scan(scan_step, (features, done), initializer=tuple(core_state))
+    return tf.reshape(hs, [-1, self._lstm_size]), time_batch, (cs[-1], hs[-1])

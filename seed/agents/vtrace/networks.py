@@ -20,7 +20,6 @@ so `tf.train.Checkpoint` finds them all without a first call.
 from typing import Sequence, Tuple
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from seed.agents import torsos
@@ -43,16 +42,8 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
                mlp_hidden_sizes: Sequence[int] = (64, 64), use_lstm: bool = False,
                lstm_size: int = 256, seed: int = 0, name: str = 'policy_value'):
     super().__init__(name=name)
-    self._observation_shape = tuple(int(d) for d in observation_shape)
-    self._observation_dtype = tf.as_dtype(np.dtype(observation_dtype))
-    self._num_actions = int(num_actions)
-    self._torso_name = resolve_torso(torso, self._observation_shape)
-    self._use_lstm = bool(use_lstm)
-    self._lstm_size = int(lstm_size)
-    # A fixed integer seed makes a Keras 3 initializer return the same values on
-    # every call, so each layer draws its own seed from this stream.
-    self._seed_stream = np.random.default_rng(seed)
-
+    self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
+                    lstm_size, seed)
     self._torso_layers = torsos.build_torso_layers(self._torso_name, mlp_hidden_sizes,
                                                    self._glorot)
     # tf.train.Checkpoint does not follow Keras 3's wrapped lists: without an
@@ -60,34 +51,16 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
     # optimizer, and a restore of the model alone silently lost it.
     for i, layer in enumerate(self._torso_layers):
       setattr(self, f'_torso_layer_{i}', layer)
-    self._lstm = None
-    if self._use_lstm:
-      self._lstm = keras.layers.LSTMCell(
-          self._lstm_size, name='lstm', kernel_initializer=self._glorot(),
-          recurrent_initializer=keras.initializers.Orthogonal(seed=self._next_seed()))
+    self._lstm = self._make_lstm()
     self._policy_head = keras.layers.Dense(
         self._num_actions, name='policy_logits', kernel_initializer=self._glorot())
     self._baseline_head = keras.layers.Dense(
         1, name='baseline', kernel_initializer=self._glorot())
-
-    # Build every variable now, in a fixed order: optimizer slots are saved by
-    # position, so two networks with the same config must list variables alike.
-    self.step(tf.zeros((1,) + self._observation_shape, self._observation_dtype),
-              tf.zeros([1], tf.bool), self.initial_state(1))
-    self.built = True
+    self._build_variables()
 
   def _heads(self, features: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
     """[N, F] -> (logits [N, A], baseline [N])."""
     return self._policy_head(features), tf.squeeze(self._baseline_head(features), -1)
-
-  def _lstm_step(self, features, done, state):
-    """One LSTM step with the state zeroed where `done`; returns (output, (c, h))."""
-    c, h = state
-    reset = tf.expand_dims(tf.convert_to_tensor(done, tf.bool), -1)
-    c = tf.where(reset, tf.zeros_like(c), c)
-    h = tf.where(reset, tf.zeros_like(h), h)
-    output, (new_h, new_c) = self._lstm(features, [h, c])
-    return output, (new_c, new_h)
 
   def step(self, observation, done, core_state):
     """One time step.
@@ -100,10 +73,7 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
     Returns:
       (logits [B, A] float32, baseline [B] float32, new core_state).
     """
-    features = self._torso(tf.convert_to_tensor(observation))
-    new_state = ()
-    if self._use_lstm:
-      features, new_state = self._lstm_step(features, done, tuple(core_state))
+    features, new_state = self._core_step(observation, done, core_state)
     logits, baseline = self._heads(features)
     return logits, baseline, new_state
 
@@ -118,26 +88,7 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
     Returns:
       (logits [T, B, A], baseline [T, B], core_state after step T - 1).
     """
-    observations = tf.convert_to_tensor(observations)
-    done = tf.convert_to_tensor(done, tf.bool)
-    time_batch = tf.shape(observations)[:2]
-    # The torso has no memory, so all T * B rows go through it in one batch.
-    features = self._torso(
-        tf.reshape(observations, (-1,) + self._observation_shape))
-    final_state = ()
-    if self._use_lstm:
-      features = tf.reshape(
-          features, tf.concat([time_batch, [features.shape[-1]]], 0))
-
-      def scan_step(state, inputs):
-        features_t, done_t = inputs
-        _, new_state = self._lstm_step(features_t, done_t, state)
-        return new_state
-
-      # The LSTM output is its new h, so scanning the state gives the outputs too.
-      cs, hs = tf.scan(scan_step, (features, done), initializer=tuple(core_state))
-      final_state = (cs[-1], hs[-1])
-      features = tf.reshape(hs, [-1, self._lstm_size])
+    features, time_batch, final_state = self._core_unroll(observations, done, core_state)
     logits, baseline = self._heads(features)
     logits = tf.reshape(logits, tf.concat([time_batch, [self._num_actions]], 0))
     baseline = tf.reshape(baseline, time_batch)

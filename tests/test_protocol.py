@@ -16,12 +16,19 @@ def server():
     yield harness
 
 
+def welcomed_client(server, **hello_fields):
+  """A client that has said hello (actor_id 1 unless given) and been welcomed."""
+  client = LockstepClient(server.address)
+  hello_fields.setdefault('actor_id', 1)
+  client.send(hello(**hello_fields))
+  assert client.recv().WhichOneof('kind') == 'welcome'
+  return client
+
+
 @pytest.fixture
 def good_actor(server):
   """A well-behaved actor that stays connected through each test."""
-  client = LockstepClient(server.address)
-  client.send(hello(actor_id=100, run_id='good'))
-  assert client.recv().WhichOneof('kind') == 'welcome'
+  client = welcomed_client(server, actor_id=100, run_id='good')
   yield client
   client.close()
 
@@ -76,9 +83,7 @@ def test_wrong_protocol_version(server, good_actor):
     ((10, 5), np.uint8, 'uint8[2, 10, 5]'),
 ])
 def test_wrong_observation_shape_or_dtype(server, good_actor, shape, dtype, named):
-  client = LockstepClient(server.address)
-  client.send(hello(actor_id=1))
-  assert client.recv().WhichOneof('kind') == 'welcome'
+  client = welcomed_client(server)
   code, details = refusal(client, step(shape=shape, dtype=dtype))
   assert code == grpc.StatusCode.INVALID_ARGUMENT
   assert named in details and 'expected float32[2, 10, 5]' in details
@@ -86,9 +91,7 @@ def test_wrong_observation_shape_or_dtype(server, good_actor, shape, dtype, name
 
 
 def test_observation_bytes_that_do_not_fit_the_shape(server, good_actor):
-  client = LockstepClient(server.address)
-  client.send(hello(actor_id=1))
-  client.recv()
+  client = welcomed_client(server)
   message = step()
   message.step.observations.data = b'\x00' * 7
   code, details = refusal(client, message)
@@ -112,9 +115,7 @@ def test_undecodable_bytes(server, good_actor):
 
 
 def test_oversized_message(server, good_actor):
-  client = LockstepClient(server.address)
-  client.send(hello(actor_id=1))
-  client.recv()
+  client = welcomed_client(server)
   code, details = refusal(client, step(num_envs=2, shape=(1024, 1024)))  # 8 MiB > 1 MiB
   assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
   assert 'larger than max' in details and str(1 << 20) in details
@@ -122,9 +123,7 @@ def test_oversized_message(server, good_actor):
 
 
 def test_wrong_number_of_rewards(server, good_actor):
-  client = LockstepClient(server.address)
-  client.send(hello(actor_id=1))
-  client.recv()
+  client = welcomed_client(server)
   code, details = refusal(client, step(rewards=[1.0]))
   assert code == grpc.StatusCode.INVALID_ARGUMENT
   assert 'step.rewards has 1 entries; expected 2' in details
@@ -156,9 +155,7 @@ def test_auth_token_required_when_configured():
 
 
 def test_non_finite_observations_are_refused(server, good_actor):
-  client = LockstepClient(server.address)
-  client.send(hello(actor_id=1))
-  client.recv()
+  client = welcomed_client(server)
   message = step()
   observations = np.zeros((2, 10, 5), np.float32)
   observations[1, 3, 2] = np.nan
@@ -170,9 +167,7 @@ def test_non_finite_observations_are_refused(server, good_actor):
 
 
 def test_an_object_dtype_is_refused(server, good_actor):
-  client = LockstepClient(server.address)
-  client.send(hello(actor_id=1))
-  client.recv()
+  client = welcomed_client(server)
   message = step()
   message.step.observations.dtype = 'object'
   code, details = refusal(client, message)

@@ -8,6 +8,7 @@ import gin  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
 from seed.agents.r2d2 import agent as agent_lib  # pylint: disable=g-import-not-at-top
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
+from tests.agent_inputs import infer, random_observations  # pylint: disable=g-import-not-at-top
 
 VECTOR = spec_lib.EnvSpec((4,), 'float32', num_actions=3)
 ATARI = spec_lib.EnvSpec((4, 84, 84), 'uint8', num_actions=6, frames_per_step=4)
@@ -24,20 +25,13 @@ def _agent(spec=VECTOR, **overrides):
   return agent_lib.R2D2Agent(spec, **dict(SMALL, **overrides))
 
 
-def _observations(spec, leading_shape, rng):
-  shape = tuple(leading_shape) + spec.observation_shape
-  if spec.observation_dtype == 'uint8':
-    return rng.integers(0, 256, shape).astype(np.uint8)
-  return rng.normal(size=shape).astype(spec.observation_dtype)
-
-
 def _random_batch(agent, spec, rng, done_probability=0.2):
   """A [batch_size, burn_in + unroll_length + 1] batch, as the replay would hand it."""
   shape = (agent.batch_size, agent.unroll_length + 1)
   lstm_state = tuple(rng.normal(size=x.shape).astype(np.float32)
                      for x in agent.initial_core_state(agent.batch_size)[:-1])
   return {
-      'observation': _observations(spec, shape, rng),
+      'observation': random_observations(spec, shape, rng),
       'reward': rng.normal(0.0, 3.0, shape).astype(np.float32),
       'terminated': rng.random(shape) < done_probability,
       'truncated': rng.random(shape) < done_probability / 2,
@@ -46,12 +40,6 @@ def _random_batch(agent, spec, rng, done_probability=0.2):
       'core_state': lstm_state + (rng.random(agent.batch_size).astype(np.float32),),
       'importance_weights': rng.uniform(0.2, 1.0, agent.batch_size).astype(np.float32),
   }
-
-
-def _infer(agent, observation, done, core_state):
-  batch = len(observation)
-  return agent.inference(observation, np.zeros([batch], np.float32),
-                         np.asarray(done, bool), core_state)
 
 
 def _with_epsilon(agent, batch, epsilon):
@@ -66,8 +54,8 @@ def test_inference_shapes_and_dtypes(spec, overrides, torso):
   assert agent.network.torso == torso
   batch = 2
   state = _with_epsilon(agent, batch, [0.25, 0.75])
-  action, outputs, new_state = _infer(
-      agent, _observations(spec, [batch], np.random.default_rng(0)), [True, False], state)
+  action, outputs, new_state = infer(
+      agent, random_observations(spec, [batch], np.random.default_rng(0)), [True, False], state)
   assert action.dtype == tf.int32 and action.shape == (batch,)
   assert np.all((action.numpy() >= 0) & (action.numpy() < spec.num_actions))
   assert set(outputs) == {'q'}
@@ -82,9 +70,9 @@ def test_epsilon_greedy_follows_each_rows_epsilon():
   agent = _agent()
   rows = 3000  # Per epsilon group; frequencies then sit within ~0.01 (1 sigma) of theirs.
   rng = np.random.default_rng(1)
-  observation = _observations(VECTOR, [3 * rows], rng)
+  observation = random_observations(VECTOR, [3 * rows], rng)
   epsilon = np.repeat(np.float32([0.0, 1.0, 0.5]), rows)
-  action, outputs, new_state = _infer(agent, observation, np.zeros(3 * rows, bool),
+  action, outputs, new_state = infer(agent, observation, np.zeros(3 * rows, bool),
                                       _with_epsilon(agent, 3 * rows, epsilon))
   action = action.numpy()
   greedy = np.argmax(outputs['q'].numpy(), axis=-1)
@@ -117,20 +105,20 @@ def test_env_core_state_gives_the_epsilon_ladder():
     agent.env_core_state(-1, evaluation=False)
   # The server stacks per-env states into a batch; inference takes and keeps them.
   batched = tuple(np.stack(parts) for parts in zip(*states))
-  _, _, new_state = _infer(agent, np.zeros((6, 4), np.float32), np.zeros(6, bool), batched)
+  _, _, new_state = infer(agent, np.zeros((6, 4), np.float32), np.zeros(6, bool), batched)
   np.testing.assert_array_equal(new_state[-1], batched[-1])
 
 
 def test_done_resets_the_lstm_state_but_keeps_the_epsilon():
   agent = _agent()
   rng = np.random.default_rng(2)
-  observation = _observations(VECTOR, [2], rng)
+  observation = random_observations(VECTOR, [2], rng)
   epsilon = np.float32([0.3, 0.7])
   used = tuple(rng.normal(size=(2, LSTM_SIZE)).astype(np.float32) for _ in range(2))
-  _, reset, reset_state = _infer(agent, observation, [True, False], used + (epsilon,))
-  _, fresh, fresh_state = _infer(agent, observation, [False, False],
+  _, reset, reset_state = infer(agent, observation, [True, False], used + (epsilon,))
+  _, fresh, fresh_state = infer(agent, observation, [False, False],
                                  _with_epsilon(agent, 2, epsilon))
-  _, kept, kept_state = _infer(agent, observation, [False, False], used + (epsilon,))
+  _, kept, kept_state = infer(agent, observation, [False, False], used + (epsilon,))
   np.testing.assert_array_equal(reset['q'][0], fresh['q'][0])
   np.testing.assert_array_equal(reset['q'][1], kept['q'][1])
   for got, want_reset, want_kept in zip(reset_state[:2], fresh_state, kept_state):
@@ -147,12 +135,12 @@ def test_warm_up_traces_each_size_once():
   assert count == 3
   rng = np.random.default_rng(3)
   for batch in (1, 4, 8, 4, 1):
-    _infer(agent, _observations(VECTOR, [batch], rng), rng.random(batch) < 0.5,
+    infer(agent, random_observations(VECTOR, [batch], rng), rng.random(batch) < 0.5,
            _with_epsilon(agent, batch, rng.random(batch)))
   assert agent.inference.experimental_get_tracing_count() == count
   assert agent.optimizer.built
   action, _, _ = agent.batched_policy(4)(
-      _observations(VECTOR, [4], rng), np.zeros(4, np.float32), np.zeros(4, bool),
+      random_observations(VECTOR, [4], rng), np.zeros(4, np.float32), np.zeros(4, bool),
       agent.initial_core_state(4))
   assert action.shape == (4,)
   assert agent.inference.experimental_get_tracing_count() == count
@@ -162,13 +150,13 @@ def test_unroll_reproduces_step_by_step_inference():
   agent = _agent()
   rng = np.random.default_rng(4)
   steps, batch = 6, 3
-  observations = _observations(VECTOR, [steps, batch], rng)
+  observations = random_observations(VECTOR, [steps, batch], rng)
   done = np.zeros([steps, batch], bool)
   done[steps // 2, 0] = True  # An episode starts mid-unroll for env 0.
   initial = tuple(rng.normal(size=(batch, LSTM_SIZE)).astype(np.float32) for _ in range(2))
   state, step_q = initial + (np.zeros(batch, np.float32),), []
   for t in range(steps):
-    _, outputs, state = _infer(agent, observations[t], done[t], state)
+    _, outputs, state = infer(agent, observations[t], done[t], state)
     step_q.append(outputs['q'].numpy())
   q, final_state = tf.function(agent.network.unroll)(observations, done, initial)
   np.testing.assert_allclose(q, np.stack(step_q), **TOLERANCE)

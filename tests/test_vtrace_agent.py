@@ -8,6 +8,7 @@ import gin  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
 from seed.agents.vtrace import agent as agent_lib  # pylint: disable=g-import-not-at-top
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
+from tests.agent_inputs import infer, random_observations  # pylint: disable=g-import-not-at-top
 
 CATCH = spec_lib.EnvSpec((10, 5), 'float32', num_actions=3)
 CARTPOLE = spec_lib.EnvSpec((4,), 'float32', num_actions=2)
@@ -20,20 +21,13 @@ LSTM = dict(use_lstm=True, lstm_size=8)
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
 
-def _observations(spec, leading_shape, rng):
-  shape = tuple(leading_shape) + spec.observation_shape
-  if spec.observation_dtype == 'uint8':
-    return rng.integers(0, 256, shape).astype(np.uint8)
-  return rng.normal(size=shape).astype(spec.observation_dtype)
-
-
 def _random_batch(agent, spec, rng, done_probability=0.2):
   """A [batch_size, T + 1] batch with random steps and behaviour logits."""
   shape = (agent.batch_size, agent.unroll_length + 1)
   core_state = tuple(rng.normal(size=x.shape).astype(np.float32)
                      for x in agent.initial_core_state(agent.batch_size))
   return {
-      'observation': _observations(spec, shape, rng),
+      'observation': random_observations(spec, shape, rng),
       'reward': rng.normal(size=shape).astype(np.float32),
       'terminated': rng.random(shape) < done_probability,
       'truncated': rng.random(shape) < done_probability / 2,
@@ -41,12 +35,6 @@ def _random_batch(agent, spec, rng, done_probability=0.2):
       'logits': rng.normal(size=shape + (spec.num_actions,)).astype(np.float32),
       'core_state': core_state,
   }
-
-
-def _infer(agent, observation, done, core_state):
-  batch = len(observation)
-  return agent.inference(observation, np.zeros([batch], np.float32),
-                         np.asarray(done, bool), core_state)
 
 
 @pytest.mark.parametrize('name, kwargs, torso', [
@@ -58,8 +46,8 @@ def test_inference_shapes_and_dtypes(name, kwargs, torso):
   assert agent.network.torso == torso
   batch = 2
   state = agent.initial_core_state(batch)
-  action, outputs, new_state = _infer(
-      agent, _observations(spec, [batch], np.random.default_rng(0)), [True, False], state)
+  action, outputs, new_state = infer(
+      agent, random_observations(spec, [batch], np.random.default_rng(0)), [True, False], state)
   assert action.dtype == tf.int32 and action.shape == (batch,)
   assert np.all((action.numpy() >= 0) & (action.numpy() < spec.num_actions))
   assert set(outputs) == {'logits'}
@@ -80,7 +68,7 @@ def test_warm_up_traces_each_size_once():
   assert count == 3
   rng = np.random.default_rng(1)
   for batch in (1, 4, 8, 4, 1):
-    _infer(agent, _observations(CATCH, [batch], rng), rng.random(batch) < 0.5,
+    infer(agent, random_observations(CATCH, [batch], rng), rng.random(batch) < 0.5,
            agent.initial_core_state(batch))
   assert agent.inference.experimental_get_tracing_count() == count
   assert agent.optimizer.built
@@ -89,12 +77,12 @@ def test_warm_up_traces_each_size_once():
 def test_lstm_state_is_reset_where_done():
   agent = agent_lib.VTraceAgent(CARTPOLE, **LSTM)
   rng = np.random.default_rng(2)
-  observation = _observations(CARTPOLE, [2], rng)
+  observation = random_observations(CARTPOLE, [2], rng)
   used = tuple(rng.normal(size=(2, 8)).astype(np.float32) for _ in range(2))
-  _, reset, reset_state = _infer(agent, observation, [True, False], used)
-  _, fresh, fresh_state = _infer(agent, observation, [False, False],
+  _, reset, reset_state = infer(agent, observation, [True, False], used)
+  _, fresh, fresh_state = infer(agent, observation, [False, False],
                                  agent.initial_core_state(2))
-  _, kept, kept_state = _infer(agent, observation, [False, False], used)
+  _, kept, kept_state = infer(agent, observation, [False, False], used)
   np.testing.assert_array_equal(reset['logits'][0], fresh['logits'][0])
   np.testing.assert_array_equal(reset['logits'][1], kept['logits'][1])
   for got, want_reset, want_kept in zip(reset_state, fresh_state, kept_state):
@@ -111,14 +99,14 @@ def test_unroll_reproduces_step_by_step_inference(name, kwargs):
   agent = agent_lib.VTraceAgent(spec, **kwargs)
   rng = np.random.default_rng(3)
   steps, batch = (2, 2) if name == 'atari' else (6, 3)
-  observations = _observations(spec, [steps, batch], rng)
+  observations = random_observations(spec, [steps, batch], rng)
   done = np.zeros([steps, batch], bool)
   done[steps // 2, 0] = True  # An episode starts mid-unroll for env 0.
   initial = tuple(rng.normal(size=x.shape).astype(np.float32)
                   for x in agent.initial_core_state(batch))
   state, step_logits = initial, []
   for t in range(steps):
-    _, outputs, state = _infer(agent, observations[t], done[t], state)
+    _, outputs, state = infer(agent, observations[t], done[t], state)
     step_logits.append(outputs['logits'].numpy())
   logits, baseline, final_state = tf.function(agent.network.unroll)(
       observations, done, initial)
@@ -241,7 +229,7 @@ def test_learns_a_contextual_bandit():
     contexts = rng.integers(0, 2, (envs, steps))
     # Each pull is a one-step episode, so every step can be inferred at once
     # with the current weights: the unrolls are exactly on-policy.
-    action, outputs, _ = _infer(agent, one_hot[contexts].reshape(-1, 2),
+    action, outputs, _ = infer(agent, one_hot[contexts].reshape(-1, 2),
                                 np.ones(envs * steps, bool), ())
     actions = action.numpy().reshape(envs, steps)
     reward = np.zeros((envs, steps), np.float32)
@@ -252,7 +240,7 @@ def test_learns_a_contextual_bandit():
         'truncated': np.zeros((envs, steps), bool), 'action': actions,
         'logits': outputs['logits'].numpy().reshape(envs, steps, 2),
         'core_state': ()})
-  _, outputs, _ = _infer(agent, one_hot, [True, True], ())
+  _, outputs, _ = infer(agent, one_hot, [True, True], ())
   probabilities = tf.nn.softmax(outputs['logits']).numpy()
   assert probabilities[0, 0] > 0.9 and probabilities[1, 1] > 0.9, probabilities
 

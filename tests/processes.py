@@ -1,10 +1,14 @@
-"""Launches real learner and actor processes for end-to-end tests."""
+"""Launches real learner and actor processes for end-to-end tests, on this host or on
+"hosts" made of network namespaces (netns_pair), with TLS files from make_certs."""
+import contextlib
+import dataclasses
+import itertools
 import os
 import signal
 import subprocess
 import sys
 import time
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -16,15 +20,27 @@ def _env():
 
 
 class Run:
-  """A learner on a free port plus its actors, all logging into the run directory."""
+  """A learner on a free port plus its actors, all logging into the run directory.
+
+  host: where the learner listens (port 0: a free one) and the actors dial.
+  learner_prefix, actor_prefix: put before each command, e.g. netns_exec('A') to run
+  it on another "host". actor_flags: given to every actor (e.g. Certs.actor_flags).
+  """
 
   def __init__(self, logdir: str, gin_file: str, agent: str = 'vtrace',
-               gin_bindings: Optional[List[str]] = None, learner_flags: Optional[List[str]] = None):
+               gin_bindings: Optional[List[str]] = None, learner_flags: Optional[List[str]] = None,
+               host: str = 'localhost', learner_prefix: Optional[List[str]] = None,
+               actor_prefix: Optional[List[str]] = None,
+               actor_flags: Optional[List[str]] = None):
     self.logdir = str(logdir)
     self.gin_file = os.path.join(REPO, gin_file)
     self.gin_bindings = list(gin_bindings or [])
     self.agent = agent
     self.learner_flags = list(learner_flags or [])
+    self.host = host
+    self.learner_prefix = list(learner_prefix or [])
+    self.actor_prefix = list(actor_prefix or [])
+    self.actor_flags = list(actor_flags or [])
     self.learner: Optional[subprocess.Popen] = None
     self.actors: List[subprocess.Popen] = []
     os.makedirs(os.path.join(self.logdir, 'logs'), exist_ok=True)
@@ -38,8 +54,9 @@ class Run:
       os.remove(port_file)
     log = open(os.path.join(self.logdir, 'logs', 'learner.log'), 'a')
     self.learner = subprocess.Popen(
-        [sys.executable, '-m', 'seed.learner.main', f'--logdir={self.logdir}',
-         f'--agent={self.agent}', '--server_address=localhost:0', '--progress_interval_s=2']
+        self.learner_prefix
+        + [sys.executable, '-m', 'seed.learner.main', f'--logdir={self.logdir}',
+           f'--agent={self.agent}', f'--server_address={self.host}:0', '--progress_interval_s=2']
         + self._gin_flags() + self.learner_flags + list(extra_flags or []),
         stdout=log, stderr=subprocess.STDOUT, env=_env(), cwd=REPO)
     deadline = time.monotonic() + timeout_s
@@ -60,9 +77,10 @@ class Run:
     for actor_id in range(first_id, first_id + num_actors):
       log = open(os.path.join(self.logdir, 'logs', f'actor_{actor_id}.log'), 'a')
       started.append(subprocess.Popen(
-          [sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
-           f'--num_envs={num_envs}', f'--server_address=localhost:{port or self.port}']
-          + self._gin_flags() + list(extra_flags or []),
+          self.actor_prefix
+          + [sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
+             f'--num_envs={num_envs}', f'--server_address={self.host}:{port or self.port}']
+          + self._gin_flags() + self.actor_flags + list(extra_flags or []),
           stdout=log, stderr=subprocess.STDOUT, env=_env(), cwd=REPO))
     self.actors += started
     return started
@@ -105,3 +123,95 @@ class Run:
 
   def __exit__(self, *exc):
     self.stop()
+
+
+@dataclasses.dataclass(frozen=True)
+class Certs:
+  """What scripts/make_certs.sh writes: a CA, the learner's certificate and a token."""
+  directory: str
+
+  def path(self, name: str) -> str:
+    return os.path.join(self.directory, name)
+
+  @property
+  def learner_flags(self) -> List[str]:
+    return [f'--tls_cert_file={self.path("tls.crt")}', f'--tls_key_file={self.path("tls.key")}',
+            f'--auth_token_file={self.path("token")}']
+
+  @property
+  def actor_flags(self) -> List[str]:
+    return [f'--tls_ca_file={self.path("ca.crt")}', f'--auth_token_file={self.path("token")}']
+
+
+def make_certs(out_dir: str, *names: str) -> Certs:
+  """TLS files for a learner reached as any of `names` (host names or IP addresses)."""
+  subprocess.run([os.path.join(REPO, 'scripts', 'make_certs.sh'), str(out_dir), *names],
+                 check=True, capture_output=True, text=True)
+  return Certs(str(out_dir))
+
+
+class NetnsUnavailable(RuntimeError):
+  """This machine does not let us make network namespaces (not root, no iproute2, ...)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NetnsPair:
+  """Two "hosts": network namespaces joined by a veth pair, a.address <-> b.address."""
+  a: str
+  b: str
+  address_a: str
+  address_b: str
+
+
+def netns_exec(namespace: str) -> List[str]:
+  """The prefix that runs a command inside `namespace`."""
+  return ['ip', 'netns', 'exec', namespace]
+
+
+_netns_counter = itertools.count()
+
+
+def _ip(*args: str) -> subprocess.CompletedProcess:
+  return subprocess.run(['ip', *args], capture_output=True, text=True)
+
+
+@contextlib.contextmanager
+def netns_pair(subnet: int = 0) -> Iterator[NetnsPair]:
+  """Two namespaces with a veth between them on 198.18.0.<4·subnet>/30 (the benchmarking
+  range, never routed anywhere: nothing is added to this host's own namespace).
+
+  Names are unique per process and call, so runs side by side do not meet. Everything
+  made is deleted on exit, also when the body raises. Raises NetnsUnavailable where
+  `ip netns add` is refused, with ip's reason.
+  """
+  if not 0 <= subnet < 64:
+    raise ValueError(f'subnet {subnet} is outside 0..63 (198.18.0.0/24 in /30 blocks)')
+  tag = f'{os.getpid()}x{next(_netns_counter)}'
+  a, b = f'seed{tag}a', f'seed{tag}b'
+  veth_a, veth_b = f'sv{tag}a', f'sv{tag}b'  # Interface names: 15 characters at most.
+  address_a, address_b = f'198.18.0.{4 * subnet + 1}', f'198.18.0.{4 * subnet + 2}'
+  made = []
+  try:
+    for namespace in (a, b):
+      try:
+        added = _ip('netns', 'add', namespace)
+      except FileNotFoundError as e:
+        raise NetnsUnavailable(f'iproute2 is not installed: {e}') from e
+      if added.returncode != 0:
+        raise NetnsUnavailable(f'`ip netns add` failed: {added.stderr.strip()}')
+      made.append(namespace)
+    steps = [('link', 'add', veth_a, 'type', 'veth', 'peer', 'name', veth_b),
+             ('link', 'set', veth_a, 'netns', a), ('link', 'set', veth_b, 'netns', b),
+             ('-n', a, 'addr', 'add', f'{address_a}/30', 'dev', veth_a),
+             ('-n', b, 'addr', 'add', f'{address_b}/30', 'dev', veth_b),
+             ('-n', a, 'link', 'set', veth_a, 'up'), ('-n', b, 'link', 'set', veth_b, 'up'),
+             ('-n', a, 'link', 'set', 'lo', 'up'), ('-n', b, 'link', 'set', 'lo', 'up')]
+    for step in steps:
+      done = _ip(*step)
+      if done.returncode != 0:
+        raise RuntimeError(f'`ip {" ".join(step)}` failed: {done.stderr.strip()}')
+    yield NetnsPair(a, b, address_a, address_b)
+  finally:
+    _ip('link', 'del', veth_a)  # Still here only if moving it failed; quiet otherwise.
+    for namespace in made:  # Takes the veth pair with it.
+      _ip('netns', 'del', namespace)

@@ -1,16 +1,21 @@
 """A learner and its actors on two "hosts": network namespaces joined by a veth pair.
 
 The learner listens on its namespace's veth address with TLS and a token, as on a real
-cluster; two actor processes in the other namespace dial it. Needs root (or
+cluster; two actor processes in the other namespace dial it. bench.round_trip, which
+compares loopback with such a veth pair, runs once with a tiny budget. Needs root (or
 CAP_NET_ADMIN) for `ip netns add`, and skips where that is refused.
 """
 import csv
 import os
+import re
+import subprocess
+import sys
 import time
 
 import pytest
 
-from tests.processes import NetnsUnavailable, Run, make_certs, netns_exec, netns_pair
+from tests.processes import REPO, NetnsUnavailable, Run, _env, make_certs, netns_exec
+from tests.processes import netns_pair
 from tests.test_learning import first_solved
 
 pytestmark = pytest.mark.timeout(900)
@@ -60,3 +65,16 @@ def _wall_time_s(logdir, frames):
   with open(os.path.join(logdir, 'episodes.csv')) as f:
     rows = list(csv.DictReader(f))
   return next(float(r['wall_time_s']) for r in rows if int(r['env_frames']) >= frames)
+
+
+def test_round_trip_benchmark_prints_both_paths(tmp_path, hosts):
+  del hosts  # Only its skip: the benchmark makes namespaces of its own.
+  out = tmp_path / 'table.md'
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.round_trip', '--envs=2', '--steps=50', '--warmup_steps=20',
+       f'--out={out}'], capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 0, result.stdout + result.stderr
+  row = next(line for line in out.read_text().splitlines() if line.startswith('| 1 × 2 |'))
+  cells = [c.strip() for c in row.strip('|').split('|')]
+  for cell in cells[1:3]:  # loopback and veth: p50 / p99, both measured
+    assert re.fullmatch(r'\d+\.\d\d / \d+\.\d\d', cell), row

@@ -31,10 +31,14 @@ setuptools.setup(
         'absl-py>=2.0',
     ],
     extras_require={
-        # The learner: the model, training and TensorBoard.
+        # The learner: the model, training, TensorBoard and the gRPC health
+        # service that Kubernetes probes (versioned with grpcio).
         'learner': ['tensorflow-cpu==2.21.0; platform_machine=="x86_64"',
                     'tensorflow==2.21.0; platform_machine!="x86_64"',
-                    'tensorboard'],
+                    'tensorboard', 'grpcio-health-checking==1.85.1'],
+        # The same on NVIDIA GPUs: TensorFlow with its CUDA libraries from pip.
+        'learner-gpu': ['tensorflow[and-cuda]==2.21.0', 'tensorboard',
+                        'grpcio-health-checking==1.85.1'],
         'test': ['pytest>=8', 'pytest-timeout', 'grpcio-tools==1.85.1'],
     },
     entry_points={'console_scripts': [

@@ -1,6 +1,10 @@
 """Actor process: k envs, one stream to the learner. Never imports TensorFlow.
 
   python -m seed.actors.main --actor_id=0 --num_envs=4 --gin_file=gin/toy/vtrace.gin
+  SEED_SERVER_ADDRESS=learner:8686 SEED_ACTOR_ID=3 SEED_ENV=Catch seed-actor
+
+Every flag may also come from SEED_<FLAG> (see seed.flag_env); the token from
+--auth_token_file or SEED_AUTH_TOKEN, never from the command line.
 """
 import asyncio
 import json
@@ -8,16 +12,20 @@ import logging
 import signal
 import sys
 
-from absl import app
+import grpc
 from absl import flags
 
-from seed import config, malloc_tuning, security
-from seed.actor.client import Actor, LearnerRefused, actor_stats, make_envs
+from seed import config, flag_env, malloc_tuning, security
+from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerRefused, actor_stats,
+                               make_envs)
 from seed.envs import EnvConfig, env_spec
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string('server_address', 'localhost:8686', 'Learner host:port.')
-flags.DEFINE_integer('actor_id', 0, 'Unique id of this actor process.')
+flags.DEFINE_integer('actor_id', 0, 'Unique id of this actor process (>= 0; on Kubernetes '
+                     'the StatefulSet ordinal).')
+flags.DEFINE_string('env', None, 'Environment name (e.g. Catch, atari:Pong); binds '
+                    'EnvConfig.name over the gin files and bindings.')
 flags.DEFINE_integer('num_envs', 4, 'Envs stepped by this process (k).')
 flags.DEFINE_integer('num_splits', 1, 'Groups the k envs are split into (at most k), one '
                      'stream each: the actor steps one group while another waits for actions.')
@@ -30,32 +38,40 @@ flags.DEFINE_integer('max_steps', 0, 'Stop after this many steps of all k envs (
 flags.DEFINE_string('stats_file', None, 'Write steps and round-trip latency percentiles '
                     'here (JSON) on exit.')
 flags.DEFINE_string('tls_ca_file', None, 'PEM CA certificate: connect over TLS.')
-flags.DEFINE_string('auth_token_file', None, 'File with the learner\'s shared token.')
+flags.DEFINE_string('auth_token_file', None, 'File with the learner\'s shared token (or put '
+                    'the token itself in SEED_AUTH_TOKEN).')
 
 
 def main(argv):
   del argv
   malloc_tuning.keep_large_buffers()
   logging.getLogger().setLevel(logging.INFO)
-  try:
-    config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings, skip_unknown=True)
+  try:  # A config mistake: say it in one line, no traceback, before any env starts.
+    flag_env.require(FLAGS.server_address, 'server_address', "the learner's host:port")
+    security.check_address(FLAGS.server_address, '--server_address')
+    if FLAGS.actor_id < 0:
+      raise ValueError(f'--actor_id={FLAGS.actor_id}; expected an integer >= 0, unique '
+                       'among the actors of this learner')
+    credentials = security.channel_credentials(FLAGS.tls_ca_file)
+    auth_token = security.read_token(FLAGS.auth_token_file)
+    config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings, skip_unknown=True, env_name=FLAGS.env)
     env_config = EnvConfig()
     envs = make_envs(env_config.make, FLAGS.num_envs, FLAGS.actor_id, FLAGS.seed)
-  except (ValueError, FileNotFoundError) as e:  # A config mistake: say it, no traceback.
+  except (ValueError, FileNotFoundError) as e:
     logging.error('actor %d: %s', FLAGS.actor_id, e)
     sys.exit(2)
-  credentials = security.channel_credentials(FLAGS.tls_ca_file)
-  channel_factory = None
-  if credentials is not None:
-    from grpc import aio  # pylint: disable=g-import-not-at-top
-    channel_factory = lambda address: aio.secure_channel(address, credentials)
   actor = Actor(envs, env_spec(envs[0]), env_config.name, FLAGS.actor_id, FLAGS.server_address,
-                num_splits=min(FLAGS.num_splits, FLAGS.num_envs), evaluation=FLAGS.eval, max_steps=FLAGS.max_steps, channel_factory=channel_factory,
-                auth_token=security.read_token(FLAGS.auth_token_file))
+                num_splits=min(FLAGS.num_splits, FLAGS.num_envs), evaluation=FLAGS.eval,
+                max_steps=FLAGS.max_steps, credentials=credentials, auth_token=auth_token)
   try:
     asyncio.run(_run(actor))
   except LearnerRefused as e:
-    logging.error('actor %d: the learner refused us: %s', FLAGS.actor_id, e)
+    what = ('the learner refused our auth token' if e.code == grpc.StatusCode.UNAUTHENTICATED
+            else 'the learner refused us')
+    logging.error('actor %d: %s: %s', FLAGS.actor_id, what, e)
+    sys.exit(2)
+  except ConnectionMisconfigured as e:
+    logging.error('actor %d: cannot connect: %s', FLAGS.actor_id, e)
     sys.exit(2)
   stats = actor_stats(actor)
   logging.info('actor %d stopped after %d steps, %d episodes; round trip p50 %.2f ms, '
@@ -74,7 +90,7 @@ async def _run(actor: Actor) -> None:
 
 
 def run():
-  app.run(main)
+  flag_env.run(main, __name__)
 
 
 if __name__ == '__main__':

@@ -1,13 +1,13 @@
 """Gin parsing and writing the run's configuration into its directory."""
 import os
-from typing import Sequence
+from typing import Optional, Sequence
 
 import gin
 
 
 def parse_gin(gin_files: Sequence[str], gin_bindings: Sequence[str],
-              skip_unknown: bool = False) -> None:
-  """Parses gin files then bindings (bindings win).
+              skip_unknown: bool = False, env_name: Optional[str] = None) -> None:
+  """Parses gin files then bindings (bindings win), then `env_name` (--env) over both.
 
   The learner parses strictly, so a typo fails at start with gin's error.
   Actors pass skip_unknown=True: they import only the env modules, and the
@@ -16,8 +16,10 @@ def parse_gin(gin_files: Sequence[str], gin_bindings: Sequence[str],
   for path in gin_files:
     if not os.path.exists(path):
       raise FileNotFoundError(f'gin file {path!r} does not exist')
-  gin.parse_config_files_and_bindings(list(gin_files), list(gin_bindings),
-                                      skip_unknown=skip_unknown)
+  bindings = list(gin_bindings)
+  if env_name:
+    bindings.append(f'EnvConfig.name = {env_name!r}')
+  gin.parse_config_files_and_bindings(list(gin_files), bindings, skip_unknown=skip_unknown)
 
 
 def write_run_config(logdir: str, flags_text: str) -> None:

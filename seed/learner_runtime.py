@@ -12,11 +12,13 @@ import gin
 import grpc
 
 from seed import agents
+from seed import security
 from seed.checkpoint import Checkpointer, checkpoint_dir
 from seed.counters import Counters
 from seed.envs import EnvConfig, env_spec
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
+from seed.inference.health import Health, start_health_server
 from seed.inference.server import InferenceService, start_server
 from seed.inference.step_processor import StepProcessor
 from seed.metrics import Metrics
@@ -33,6 +35,7 @@ class LearnerOptions:
   logdir: str
   agent: str = 'vtrace'
   server_address: str = 'localhost:8686'
+  health_port: int = 0              # plaintext grpc.health.v1 on the server's host (0: none)
   inference_batch_size: int = 64
   max_wait_ms: float = 5.0
   checkpoint_interval_s: float = 300.0
@@ -136,10 +139,16 @@ class Learner:
     service = InferenceService(self.env_name, self.env_spec, self.env_table, batcher,
                                max_envs_per_actor=self.options.inference_batch_size,
                                auth_token=self.options.auth_token)
+    health = Health()
     batcher.start()
     server, self.port = await start_server(service, self.options.server_address,
                                            self.options.max_message_bytes,
-                                           self.options.credentials)
+                                           self.options.credentials, extra_services=(health,))
+    servers = [server]
+    if self.options.health_port:
+      host = security.split_host_port(self.options.server_address)[0]
+      servers.append(await start_health_server(health, host, self.options.health_port))
+    await health.serving()
     _write_port_file(self.options.logdir, self.port)
     self._served = True
     try:
@@ -156,8 +165,10 @@ class Learner:
       # releases an inference thread blocked on a full input.
       self.stop_event.set()
       _exit_if_stuck(_SHUTDOWN_LIMIT_S, lambda: self._final_checkpoint_done)
+      await health.stopping()
       await loop.run_in_executor(None, self._stop_training_and_checkpoint)
-      for name, stopping in (('server', server.stop(grace=1.0)), ('batcher', batcher.stop())):
+      stops = [('server', s.stop(grace=1.0)) for s in servers] + [('batcher', batcher.stop())]
+      for name, stopping in stops:
         try:
           await asyncio.wait_for(stopping, timeout=10.0)
         except asyncio.TimeoutError:

@@ -65,7 +65,7 @@ class ServerHarness:
 
   def __init__(self, spec=CATCH_SPEC, env_name='Catch', max_batch_envs=8, max_wait_ms=2.0,
                fifo_capacity=1000, max_message_bytes=1 << 20, auth_token=None, port=0,
-               agent=None):
+               agent=None, credentials=None, extra_services=()):
     self.agent = agent or CountingAgent(spec.num_actions or 1)
     self.counters = Counters()
     self.stop_event = threading.Event()
@@ -83,6 +83,7 @@ class ServerHarness:
     self._max_batch_envs, self._max_wait_ms = max_batch_envs, max_wait_ms
     self._max_message_bytes, self._auth_token = max_message_bytes, auth_token
     self._port = port
+    self._credentials, self._extra_services = credentials, extra_services
     self._loop = asyncio.new_event_loop()
     self._ready = threading.Event()
     self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -100,7 +101,8 @@ class ServerHarness:
                                auth_token=self._auth_token)
     self.batcher.start()
     self.server, port = await start_server(service, f'127.0.0.1:{self._port}',
-                                            self._max_message_bytes)
+                                            self._max_message_bytes, self._credentials,
+                                            self._extra_services)
     self.address = f'127.0.0.1:{port}'
 
   def __exit__(self, *exc):

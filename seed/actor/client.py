@@ -11,6 +11,7 @@ from grpc import aio
 import numpy as np
 
 from seed import protocol
+from seed import security
 from seed.envs.spec import EnvSpec
 from seed.proto import actor_learner_pb2 as pb
 from seed.proto import actor_learner_pb2_grpc as pb_grpc
@@ -34,6 +35,10 @@ class LearnerRefused(Exception):
     self.code = code
 
 
+class ConnectionMisconfigured(Exception):
+  """Connecting failed in a way retrying cannot mend (e.g. TLS on one side only)."""
+
+
 class Actor:
   """Steps `envs` in lockstep with the learner's actions.
 
@@ -48,7 +53,7 @@ class Actor:
   def __init__(self, envs: Sequence, env_spec: EnvSpec, env_name: str, actor_id: int,
                server_address: str, *, num_splits: int = 1, evaluation: bool = False,
                max_steps: int = 0,
-               channel_factory: Optional[Callable[[str], aio.Channel]] = None,
+               credentials: Optional[grpc.ChannelCredentials] = None,
                auth_token: Optional[str] = None, initial_backoff_s: float = 0.5,
                max_backoff_s: float = 10.0, max_message_bytes: int = 64 << 20):
     envs = list(envs)
@@ -68,9 +73,8 @@ class Actor:
     self._auth_token = auth_token
     self._initial_backoff_s = initial_backoff_s
     self._max_backoff_s = max_backoff_s
-    self._channel_factory = channel_factory or (lambda address: aio.insecure_channel(
-        address, options=[('grpc.max_send_message_length', max_message_bytes),
-                          ('grpc.max_receive_message_length', max_message_bytes)]))
+    self._credentials = credentials
+    self._channel_options = security.channel_options(max_message_bytes)
     self._stop = asyncio.Event()
     self._welcomed = set()  # splits connected since their last failure
     self.env_steps_done = 0
@@ -110,6 +114,13 @@ class Actor:
         if split_index in self._welcomed:  # It had worked: start the backoff over.
           self._welcomed.discard(split_index)
           backoff_s = self._initial_backoff_s
+        else:  # It never got through: say so if it never will.
+          problem = await asyncio.get_running_loop().run_in_executor(
+              None, security.diagnose_connect_failure, self._address, details,
+              self._credentials is not None)
+          if problem:
+            self._stop.set()
+            raise ConnectionMisconfigured(problem) from None
         _log.warning('stream to the learner at %s ended (%s: %s); retrying in %.1f s',
                      self._address, code.name, details, backoff_s)
         try:
@@ -124,8 +135,8 @@ class Actor:
 
   async def _session(self, split_index: int, envs: List) -> None:
     run_id = uuid.uuid4().hex
-    metadata = (('authorization', f'Bearer {self._auth_token}'),) if self._auth_token else None
-    async with self._channel_factory(self._address) as channel:
+    metadata = security.authorization_metadata(self._auth_token) if self._auth_token else None
+    async with self._channel() as channel:
       call = pb_grpc.LearnerStub(channel).Act(metadata=metadata)
       await call.write(protocol.make_hello(
           self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=len(envs),
@@ -160,6 +171,11 @@ class Actor:
           observations[i] = observation
         self.env_steps_done += num_envs
       await call.done_writing()
+
+  def _channel(self) -> aio.Channel:
+    if self._credentials is None:
+      return aio.insecure_channel(self._address, options=self._channel_options)
+    return aio.secure_channel(self._address, self._credentials, options=self._channel_options)
 
   @staticmethod
   async def _read(call) -> pb.LearnerMessage:

@@ -7,6 +7,7 @@ import grpc
 from grpc import aio
 
 from seed import protocol
+from seed import security
 from seed.envs.spec import EnvSpec
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
@@ -99,26 +100,23 @@ class InferenceService:
   def _check_token(self, context) -> None:
     if self._auth_token is None:
       return
-    metadata = dict(context.invocation_metadata() or ())
-    if metadata.get('authorization') != f'Bearer {self._auth_token}':
+    if not security.token_matches(dict(context.invocation_metadata() or ()), self._auth_token):
       raise ProtocolError(grpc.StatusCode.UNAUTHENTICATED,
-                          'missing or wrong auth token; pass the learner\'s shared token '
-                          'with --auth_token_file')
+                          'the auth token is missing or wrong; pass the learner\'s shared '
+                          'token with --auth_token_file (or SEED_AUTH_TOKEN)')
 
 
 async def start_server(service: InferenceService, address: str, max_message_bytes: int,
-                       credentials: Optional[grpc.ServerCredentials] = None):
-  """Starts a grpc.aio server on `address` (host:port); returns (server, bound port)."""
-  server = aio.server(options=[
-      ('grpc.max_receive_message_length', max_message_bytes),
-      ('grpc.max_send_message_length', max_message_bytes),
-      ('grpc.so_reuseport', 0),
-      # Ping idle connections so a dead actor host frees its envs (and its actor id).
-      ('grpc.keepalive_time_ms', 20_000),
-      ('grpc.keepalive_timeout_ms', 10_000),
-      ('grpc.http2.min_ping_interval_without_data_ms', 5_000),
-  ])
+                       credentials: Optional[grpc.ServerCredentials] = None,
+                       extra_services=()):
+  """Starts a grpc.aio server on `address` (host:port); returns (server, bound port).
+
+  `extra_services`: objects with add_to(server), e.g. the health service.
+  """
+  server = aio.server(options=security.server_options(max_message_bytes))
   server.add_generic_rpc_handlers((service.rpc_handler(),))
+  for extra in extra_services:
+    extra.add_to(server)
   if credentials is None:
     port = server.add_insecure_port(address)
   else:
@@ -126,5 +124,6 @@ async def start_server(service: InferenceService, address: str, max_message_byte
   if port == 0:
     raise RuntimeError(f'could not listen on {address}')
   await server.start()
-  _log.info('learner listening on %s (port %d)', address, port)
+  _log.info('learner listening on %s (port %d%s)', address, port,
+            ', TLS' if credentials is not None else '')
   return server, port

@@ -2,7 +2,7 @@
 
 Certificates come from scripts/make_certs.sh, the script the docs show.
 """
-import os
+import pathlib
 import subprocess
 import sys
 
@@ -11,7 +11,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from seed import security
-from tests.processes import REPO, Run, _env
+from tests.processes import REPO, Run, _env, make_certs
 from tests.server_harness import ServerHarness, free_port
 from tests.test_actor import start_actor, wait_for
 
@@ -20,19 +20,13 @@ pytestmark = pytest.mark.timeout(180)
 TOKEN = 'f00dfeed' * 8
 
 
-def make_certs(out_dir, *names):
-  subprocess.run(['bash', os.path.join(REPO, 'scripts', 'make_certs.sh'), str(out_dir), *names],
-                 check=True, capture_output=True)
-  return out_dir
-
-
 @pytest.fixture(scope='module')
 def certs(tmp_path_factory):
   """good: for localhost/127.0.0.1; other: another CA, same names; elsewhere: other name."""
   root = tmp_path_factory.mktemp('certs')
-  found = {'good': make_certs(root / 'good', 'localhost', '127.0.0.1'),
-           'other': make_certs(root / 'other', 'localhost', '127.0.0.1'),
-           'elsewhere': make_certs(root / 'elsewhere', 'elsewhere.example')}
+  found = {name: pathlib.Path(make_certs(root / name, *hosts).directory) for name, hosts in (
+      ('good', ('localhost', '127.0.0.1')), ('other', ('localhost', '127.0.0.1')),
+      ('elsewhere', ('elsewhere.example',)))}
   for token in ('good', 'wrong'):
     (root / f'{token}.token').write_text(TOKEN if token == 'good' else 'not-the-token')
   found['root'] = root

@@ -1,0 +1,251 @@
+"""The Kubernetes manifests (k8s/): every overlay renders with `kubectl kustomize`, the
+objects agree with each other and with the flags of seed-learner and seed-actor, and
+k8s/check.py refuses overlays that do not.
+
+Each test renders a copy of k8s/ in a temp dir with TLS files made there by
+scripts/make_certs.sh, so the real tree stays as it is. No cluster is needed.
+"""
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.processes import REPO, _env, make_certs
+
+pytestmark = pytest.mark.skipif(shutil.which('kubectl') is None,
+                                reason='kubectl is not installed (it renders the overlays)')
+
+OVERLAYS = sorted(os.listdir(os.path.join(REPO, 'k8s', 'overlays')))
+POD_INDEX = "metadata.labels['apps.kubernetes.io/pod-index']"
+
+
+def _load_check():
+  spec = importlib.util.spec_from_file_location('k8s_check', os.path.join(REPO, 'k8s', 'check.py'))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+check = _load_check()
+
+
+@pytest.fixture(scope='module')
+def certs(tmp_path_factory):
+  """The secret files, as k8s/README.md makes them (once: RSA keys take a while)."""
+  return make_certs(tmp_path_factory.mktemp('certs'), 'seed-learner',
+                    'seed-learner.default.svc.cluster.local')
+
+
+@pytest.fixture
+def k8s_dir(tmp_path, certs):
+  """A copy of k8s/ with its secret files in place."""
+  root = tmp_path / 'k8s'
+  shutil.copytree(os.path.join(REPO, 'k8s'), root, ignore=shutil.ignore_patterns('secrets'))
+  shutil.copytree(certs.directory, root / 'base' / 'secrets')
+  return root
+
+
+def run_check(*paths):
+  return subprocess.run([sys.executable, os.path.join(REPO, 'k8s', 'check.py'), *map(str, paths)],
+                        capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+
+
+def objects_of(k8s_dir, overlay):
+  """kind -> name -> object, of the rendered overlay."""
+  by_kind = {}
+  for obj in check.render(str(k8s_dir / 'overlays' / overlay)):
+    by_kind.setdefault(obj['kind'], {})[obj['metadata']['name']] = obj
+  return by_kind
+
+
+def env_of(container, config_maps):
+  """Literal SEED_* values a container sees (ConfigMap first, env over it)."""
+  values = {}
+  for source in container.get('envFrom', []):
+    values.update(config_maps[source['configMapRef']['name']]['data'])
+  for var in container['env']:
+    values[var['name']] = var.get('value', var.get('valueFrom'))
+  return values
+
+
+def program_flags(module):
+  code = ('import sys, importlib; from absl import flags; m = importlib.import_module(sys.argv[1]);'
+          'print("\\n".join(f.name for f in flags.FLAGS.get_key_flags_for_module(m)))')
+  out = subprocess.run([sys.executable, '-c', code, module], capture_output=True, text=True,
+                       env=_env(), cwd=REPO, check=True)
+  return set(out.stdout.split())
+
+
+def test_overlays_exist():
+  assert {'cpu', 'gpu'} <= set(OVERLAYS), OVERLAYS
+
+
+@pytest.mark.parametrize('overlay', OVERLAYS)
+def test_every_overlay_renders_and_passes_check(k8s_dir, overlay):
+  result = run_check(k8s_dir / 'overlays' / overlay)
+  assert result.returncode == 0, result.stdout + result.stderr
+  assert f'overlays/{overlay}: ok' in result.stdout
+
+
+@pytest.mark.parametrize('overlay', OVERLAYS)
+def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
+  objects = objects_of(k8s_dir, overlay)
+  learner = objects['Deployment']['seed-learner']
+  actors = objects['StatefulSet']['seed-actor']
+  service = objects['Service']['seed-learner']
+  assert learner['spec']['replicas'] == 1
+  assert learner['spec']['strategy']['type'] == 'Recreate'
+  assert isinstance(actors['spec']['replicas'], int) and actors['spec']['replicas'] >= 1
+  assert actors['spec']['podManagementPolicy'] == 'Parallel'
+
+  learner_pod, actor_pod = learner['spec']['template']['spec'], actors['spec']['template']['spec']
+  for pod in (learner_pod, actor_pod):
+    assert pod['securityContext']['runAsUser'] == 1000
+    assert pod['securityContext']['fsGroup'] == 1000
+  containers = {c['name']: c for c in learner_pod['containers']}
+  main, tensorboard = containers['learner'], containers['tensorboard']
+  actor = actor_pod['containers'][0]
+  assert main['command'] == ['seed-learner'] and actor['command'] == ['seed-actor']
+  assert main['image'].startswith('seed-learner') and actor['image'].startswith('seed-actor')
+  assert tensorboard['image'] == main['image']
+  config_maps = objects['ConfigMap']
+  learner_env, actor_env = env_of(main, config_maps), env_of(actor, config_maps)
+
+  # Every variable names a real flag: a typo would be ignored by the process.
+  learner_flags = program_flags('seed.learner.main')
+  actor_flags = program_flags('seed.actors.main')
+  for variable in (v for c in config_maps.values() for v in c['data']):
+    assert variable[len('SEED_'):].lower() in learner_flags | actor_flags, variable
+  for variable in (v['name'] for v in main['env']):
+    assert variable[len('SEED_'):].lower() in learner_flags, variable
+  for variable in (v['name'] for v in actor['env']):
+    assert variable[len('SEED_'):].lower() in actor_flags, variable
+  assert os.path.exists(os.path.join(REPO, learner_env['SEED_GIN_FILE']))
+
+  # Ports: learner flags, containerPorts, Service and probes agree.
+  grpc_port = int(learner_env['SEED_SERVER_ADDRESS'].rsplit(':', 1)[1])
+  health_port = int(learner_env['SEED_HEALTH_PORT'])
+  assert (grpc_port, health_port) == (8686, 8687)
+  named_ports = {p['name']: p['containerPort'] for c in containers.values() for p in c['ports']}
+  service_ports = {p['port']: named_ports[p['targetPort']] for p in service['spec']['ports']}
+  assert service_ports == {8686: 8686, 8687: 8687, 6006: 6006}
+  for probe in ('startupProbe', 'readinessProbe', 'livenessProbe'):
+    assert main[probe]['grpc']['port'] == health_port, probe
+  startup = main['startupProbe']
+  assert startup['periodSeconds'] * startup['failureThreshold'] >= 300
+  assert tensorboard['command'] == ['tensorboard', '--logdir', '/seed-run', '--bind_all',
+                                    '--port', '6006']
+
+  # Actors: unique ids from the pod index, the Service's name and gRPC port.
+  assert next(v for v in actor['env'] if v['name'] == 'SEED_ACTOR_ID')['valueFrom'] == {
+      'fieldRef': {'fieldPath': POD_INDEX}}
+  assert actor_env['SEED_SERVER_ADDRESS'] == f'seed-learner:{grpc_port}'
+
+  # The run directory on the claim, the secret read-only where SEED_TLS_* point.
+  claim = next(v for v in learner_pod['volumes'] if 'persistentVolumeClaim' in v)
+  assert claim['persistentVolumeClaim']['claimName'] in objects['PersistentVolumeClaim']
+  mounts = {m['name']: m for m in main['volumeMounts']}
+  assert mounts[claim['name']]['mountPath'] == learner_env['SEED_LOGDIR'] == '/seed-run'
+  secret_name = next(iter(objects['Secret']))
+  for pod, container, variables in (
+      (learner_pod, main, ('SEED_TLS_CERT_FILE', 'SEED_TLS_KEY_FILE', 'SEED_AUTH_TOKEN_FILE')),
+      (actor_pod, actor, ('SEED_TLS_CA_FILE', 'SEED_AUTH_TOKEN_FILE'))):
+    tls = next(v for v in pod['volumes'] if 'secret' in v)
+    assert tls['secret']['secretName'] == secret_name
+    mount = next(m for m in container['volumeMounts'] if m['name'] == tls['name'])
+    assert mount['readOnly'] is True
+    env = learner_env if container is main else actor_env
+    for variable in variables:
+      assert os.path.dirname(env[variable]) == mount['mountPath'], variable
+  actor_files = {i['path'] for i in next(v for v in actor_pod['volumes'] if 'secret' in v)
+                 ['secret']['items']}
+  assert actor_files == {'ca.crt', 'token'}  # not the learner's private key
+
+
+def test_gpu_overlay_asks_for_a_gpu_and_the_cpu_one_does_not(k8s_dir):
+  gpu = objects_of(k8s_dir, 'gpu')['Deployment']['seed-learner']['spec']['template']['spec']
+  cpu = objects_of(k8s_dir, 'cpu')['Deployment']['seed-learner']['spec']['template']['spec']
+  assert gpu['containers'][0]['image'] == 'seed-learner:gpu'
+  assert str(gpu['containers'][0]['resources']['limits']['nvidia.com/gpu']) == '1'
+  assert {'key': 'nvidia.com/gpu', 'operator': 'Exists', 'effect': 'NoSchedule'} in (
+      gpu['tolerations'])
+  assert cpu['containers'][0]['image'] == 'seed-learner:cpu'
+  assert 'nvidia.com/gpu' not in json.dumps(cpu)
+  assert cpu['containers'][0]['resources']['limits']['memory']
+
+
+def write_overlay(k8s_dir, kustomization):
+  """An overlay on top of cpu; JSON is YAML, so json.dumps writes it."""
+  folder = k8s_dir / 'overlays' / 'bad'
+  folder.mkdir()
+  (folder / 'kustomization.yaml').write_text(json.dumps({'resources': ['../cpu'],
+                                                         **kustomization}))
+  return folder
+
+
+def patch(kind, name, *ops):
+  return {'patches': [{'target': {'kind': kind, 'name': name}, 'patch': json.dumps(list(ops))}]}
+
+
+ENV_0 = "/spec/template/spec/containers/0/env"  # the first container's env list
+
+
+@pytest.mark.parametrize('kustomization, message', [
+    ({'replicas': [{'name': 'seed-actor', 'count': -1}]},
+     'StatefulSet seed-actor: spec.replicas is -1; expected an integer >= 1'),
+    (patch('StatefulSet', 'seed-actor', {'op': 'replace', 'path': '/spec/replicas',
+                                         'value': 'two'}),
+     "StatefulSet seed-actor: spec.replicas is 'two'; expected an integer >= 1"),
+    ({'replicas': [{'name': 'seed-learner', 'count': 2}]},
+     'Deployment seed-learner: spec.replicas is 2; expected exactly 1'),
+    (patch('StatefulSet', 'seed-actor', {'op': 'replace', 'path': f'{ENV_0}/1/value',
+                                         'value': 'seed-learner:9999'}),
+     "SEED_SERVER_ADDRESS is 'seed-learner:9999'; expected seed-learner:8686"),
+    (patch('StatefulSet', 'seed-actor', {'op': 'replace', 'path': f'{ENV_0}/0',
+                                         'value': {'name': 'SEED_ACTOR_ID', 'value': '0'}}),
+     "SEED_ACTOR_ID is '0'; expected valueFrom.fieldRef.fieldPath " + POD_INDEX),
+    (patch('StatefulSet', 'seed-actor', {'op': 'replace', 'path': f'{ENV_0}/3/value',
+                                         'value': '/etc/tls/ca.crt'}),
+     "SEED_TLS_CA_FILE is '/etc/tls/ca.crt', but no secret volume is mounted there"),
+    (patch('Deployment', 'seed-learner', {'op': 'replace', 'path': f'{ENV_0}/0/value',
+                                          'value': '/data/run'}),
+     "SEED_LOGDIR is '/data/run', but no PersistentVolumeClaim is mounted there"),
+    (patch('Deployment', 'seed-learner', {'op': 'replace', 'path': f'{ENV_0}/2/value',
+                                          'value': '9000'}),
+     'livenessProbe checks grpc port 8687; expected grpc: {port: 9000}'),
+    (patch('Deployment', 'seed-learner', {
+        'op': 'replace', 'path': '/spec/template/spec/containers/0/readinessProbe',
+        'value': {'tcpSocket': {'port': 8686}}}),
+     'readinessProbe checks tcpSocket; expected grpc: {port: 8687}'),
+], ids=['actors-minus-1', 'actors-two', 'learners-2', 'actor-port', 'actor-id', 'ca-path',
+        'logdir', 'health-port', 'probe-kind'])
+def test_check_names_what_is_wrong(k8s_dir, kustomization, message):
+  result = run_check(write_overlay(k8s_dir, kustomization))
+  assert result.returncode == 1, result.stdout + result.stderr
+  assert message in result.stderr, result.stderr
+
+
+def test_a_replica_count_kustomize_cannot_read_is_a_clear_error(k8s_dir):
+  result = run_check(write_overlay(k8s_dir, {'replicas': [{'name': 'seed-actor',
+                                                           'count': 'two'}]}))
+  assert result.returncode == 2, result.stdout + result.stderr
+  assert 'a replicas count must be an integer >= 1' in result.stderr, result.stderr
+
+
+def test_missing_secret_files_say_how_to_make_them(k8s_dir):
+  shutil.rmtree(k8s_dir / 'base' / 'secrets')
+  result = run_check(k8s_dir / 'overlays' / 'cpu')
+  assert result.returncode == 2, result.stdout + result.stderr
+  assert 'scripts/make_certs.sh k8s/base/secrets seed-learner' in result.stderr
+
+
+def test_a_certificate_for_other_names_is_refused(k8s_dir):
+  make_certs(k8s_dir / 'base' / 'secrets', 'learner.example.org')
+  result = run_check(k8s_dir / 'overlays' / 'cpu')
+  assert result.returncode == 1, result.stdout + result.stderr
+  assert "dials 'seed-learner', but the learner's certificate is for ['learner.example.org']" in (
+      result.stderr)

@@ -47,10 +47,12 @@ class InferenceService:
     del request_iterator  # We read with context.read(): lockstep request/response.
     hello = None
     try:
-      self._check_token(context)
       first = await context.read()
       if first is aio.EOF:
         return
+      # After the first read, not before: an abort racing the actor's first write
+      # reaches it as INTERNAL instead of this status.
+      self._check_token(context)
       message = protocol.parse_actor_message(first)
       if message.WhichOneof('kind') != 'hello':
         raise ProtocolError(

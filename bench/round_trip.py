@@ -3,8 +3,9 @@
   python -m bench.round_trip                       # toy/vtrace (CartPole), 1 actor x 1,4,16 envs
   python -m bench.round_trip --env atari --envs 4 --steps 1000
 
-Two "hosts" are network namespaces A and B joined by a veth pair (198.18.0.0/30, the
-benchmarking range; needs root). For each (actors × envs) and each path an
+Two "hosts" are network namespaces A and B joined by a veth pair (198.18.0.4/30, the
+benchmarking range; needs root), made and started as the multi-host test does
+(tests.processes: netns_pair, Run with `ip netns exec` prefixes). For each (actors × envs) and each path an
 inference-only learner (--notrain) with TLS and a token runs in A:
   loopback  learner on 127.0.0.1 in A, actors in A;
   veth      learner on A's veth address, actors in B.
@@ -105,7 +106,8 @@ def main(argv=None) -> int:
            f'inference only (--notrain), TLS + token on both paths; round trip per actor step '
            f'over {args.steps} steps after {args.warmup_steps} warm-up steps: mean p50 / '
            f'worst p99 over actors, median of {args.repeats} run(s) per path', '',
-           '| actors × envs | loopback p50 / p99 (ms) | veth p50 / p99 (ms) | veth − loopback p50 (ms) |',
+           '| actors × envs | loopback p50 / p99 (ms) | veth p50 / p99 (ms) '
+           '| veth − loopback p50 (ms) |',
            '|---|---|---|---|']
   print('\n'.join(lines), flush=True)
   try:

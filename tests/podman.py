@@ -244,7 +244,10 @@ class Podman:
     built = Built(tag, time.monotonic() - started, self.image_size_mb(tag),
                   result.stdout + result.stderr)
     self.build_seconds[tag] = built.seconds
-    report(f'{tag}: built in {built.seconds:.0f} s, {built.size_mb:.0f} MB')
+    steps = built.log.split('STEP ')[1:]
+    cached = sum('--> Using cache' in step for step in steps)
+    report(f'{tag}: built in {built.seconds:.0f} s ({cached}/{len(steps)} steps cached), '
+           f'{built.size_mb:.0f} MB')
     return built
 
   def image_size_mb(self, image: str) -> float:

@@ -3,18 +3,24 @@ objects agree with each other and with the flags of seed-learner and seed-actor,
 k8s/check.py refuses overlays that do not.
 
 Each test renders a copy of k8s/ in a temp dir with TLS files made there by
-scripts/make_certs.sh, so the real tree stays as it is. No cluster is needed.
+scripts/make_certs.sh, so the real tree stays as it is. No cluster is needed; the last
+test runs the cpu overlay for real with `podman kube play` (tests/podman.py) and trains
+Catch, and skips where podman cannot run.
 """
+import csv
 import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
+from tests import podman as podman_harness
 from tests.processes import REPO, _env, make_certs
+from tests.test_learning import first_solved
 
 pytestmark = pytest.mark.skipif(shutil.which('kubectl') is None,
                                 reason='kubectl is not installed (it renders the overlays)')
@@ -249,3 +255,156 @@ def test_a_certificate_for_other_names_is_refused(k8s_dir):
   assert result.returncode == 1, result.stdout + result.stderr
   assert "dials 'seed-learner', but the learner's certificate is for ['learner.example.org']" in (
       result.stderr)
+
+
+# -- The cpu overlay for real, with `podman kube play` ------------------------------
+#
+# Podman 4.3's kube play runs Pods and Deployments but not everything Kubernetes does;
+# the test adapts the rendered objects, never the manifests:
+#   - no Services, no StatefulSets: the learner Deployment becomes a Pod named after its
+#     Service (pods find each other by pod name on the network, as actors find the
+#     Service by name), and the StatefulSet one Pod per ordinal, named and labelled as
+#     Kubernetes would (apps.kubernetes.io/pod-index), so the manifests' fieldRef gives
+#     each actor its SEED_ACTOR_ID unchanged;
+#   - secret volumes: 4.3 panics on one without `optional`, and writes the Secret's
+#     base64 text into the files instead of the decoded bytes: a hostPath folder with
+#     the same files (and items) stands in;
+#   - grpc probes are ignored (no healthcheck): the test asks the health port itself;
+#   - the learner Pod gets restartPolicy Never and a target (SEED_TARGET_RETURN, ...),
+#     so it stops once Catch is solved instead of being restarted.
+KUBE_SUBNET = '198.18.3.0/24'  # test_containers.py has 198.18.2.0/24
+KUBE_NETWORK = 'seed-kube'
+
+
+def as_podman_pods(objects, secret_dirs, learner_env):
+  """The rendered overlay as what `podman kube play` 4.3 runs (see above)."""
+  services = [o for o in objects if o['kind'] == 'Service' and o['spec'].get('clusterIP') != 'None']
+  out = [o for o in objects if o['kind'] in ('ConfigMap', 'PersistentVolumeClaim')]
+  for obj in objects:
+    if obj['kind'] not in ('Deployment', 'StatefulSet'):
+      continue
+    template = json.loads(json.dumps(obj['spec']['template']))
+    for volume in template['spec'].get('volumes', []):
+      if 'secret' in volume:
+        secret = volume.pop('secret')
+        items = tuple(i['path'] for i in secret.get('items', []))
+        volume['hostPath'] = {'path': secret_dirs[items], 'type': 'Directory'}
+    for container in template['spec']['containers']:
+      container['imagePullPolicy'] = 'IfNotPresent'
+    if obj['kind'] == 'Deployment':
+      service = next(s for s in services
+                     if s['spec']['selector'].items() <= template['metadata']['labels'].items())
+      template['spec']['restartPolicy'] = 'Never'
+      template['spec']['containers'][0]['env'] += [
+          {'name': k, 'value': v} for k, v in learner_env.items()]
+      out.append(_pod(service['metadata']['name'], template))
+    else:
+      for index in range(obj['spec']['replicas']):
+        pod = _pod(f'{obj["metadata"]["name"]}-{index}', template)
+        pod['metadata']['labels']['apps.kubernetes.io/pod-index'] = str(index)
+        out.append(pod)
+  return out
+
+
+def _pod(name, template):
+  pod = json.loads(json.dumps({'apiVersion': 'v1', 'kind': 'Pod', 'metadata': template['metadata'],
+                               'spec': template['spec']}))
+  pod['metadata']['name'] = name
+  return pod
+
+
+def secret_folders(root, certs):
+  """{items: folder}: the whole secret, and each `items` subset the manifests mount."""
+  folders = {}
+  for items in ((), ('ca.crt', 'token')):
+    folder = root / ('all' if not items else '-'.join(items))
+    folder.mkdir(parents=True)
+    for name in items or ('ca.crt', 'tls.crt', 'tls.key', 'token'):
+      shutil.copy(certs.path(name), folder / name)
+      os.chmod(folder / name, 0o644)  # uid 1000 reads it (a Secret's files are its own)
+    folders[items] = str(folder)
+  return folders
+
+
+def grpc_health(address):
+  """grpc.health.v1 Check('') on a plaintext address, as a kubelet's grpc probe asks."""
+  import grpc  # pylint: disable=g-import-not-at-top
+  from grpc_health.v1 import health_pb2, health_pb2_grpc  # pylint: disable=g-import-not-at-top
+  with grpc.insecure_channel(address, options=[('grpc.enable_http_proxy', 0)]) as channel:
+    response = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(),
+                                                          timeout=5)
+  return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+
+
+def http_status(url):
+  import urllib.request  # pylint: disable=g-import-not-at-top
+  opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+  with opener.open(url, timeout=5) as response:
+    return response.status
+
+
+def eventually(what, timeout_s=120):
+  """what()'s value once it does not raise; its last error after timeout_s."""
+  deadline = time.monotonic() + timeout_s
+  while True:
+    try:
+      return what()
+    except Exception:  # pylint: disable=broad-except
+      if time.monotonic() > deadline:
+        raise
+      time.sleep(2)
+
+
+@pytest.fixture
+def podman_networks():
+  """Skips, before any image is built, where podman cannot make a network here."""
+  reason = podman_harness.networks_unavailable_reason()
+  if reason:
+    pytest.skip(reason)
+
+
+@pytest.mark.timeout(2400)
+def test_cpu_overlay_trains_catch_under_podman_kube_play(k8s_dir, certs, tmp_path,
+                                                         podman_networks, podman, seed_images):
+  del podman_networks  # Only its skip.
+  podman.run(['tag', seed_images['learner'].tag, 'seed-learner:cpu'])
+  podman.run(['tag', seed_images['actor'].tag, 'seed-actor:latest'])
+  target, window, max_frames = 0.9, 100, 300_000
+  objects = check.render(str(k8s_dir / 'overlays' / 'cpu'))
+  pods = as_podman_pods(objects, secret_folders(tmp_path / 'secrets', certs), {
+      'SEED_TARGET_RETURN': str(target), 'SEED_RETURN_WINDOW': str(window),
+      'SEED_MAX_ENV_FRAMES': str(max_frames), 'SEED_PROGRESS_INTERVAL_S': '5'})
+  play = tmp_path / 'play.yaml'
+  play.write_text('\n---\n'.join(json.dumps(o) for o in pods))
+  actors = [p['metadata']['name'] for p in pods if p['metadata']['name'].startswith('seed-actor')]
+  assert actors == ['seed-actor-0', 'seed-actor-1']  # the overlay's replicas
+  podman.network(KUBE_NETWORK, KUBE_SUBNET)
+  try:
+    started = time.monotonic()
+    podman.run(['kube', 'play', '--network', KUBE_NETWORK, str(play)], timeout=300)
+    learner_ip = eventually(lambda: podman.run(
+        ['exec', 'seed-actor-0-actor', 'getent', 'hosts', 'seed-learner']).stdout.split()[0])
+    # What the kubelet's probes would ask, on the health port the manifests name.
+    assert eventually(lambda: grpc_health(f'{learner_ip}:8687'), timeout_s=300) == 'SERVING'
+    assert eventually(lambda: http_status(f'http://{learner_ip}:6006/')) == 200  # TensorBoard
+    exit_code = podman.wait('seed-learner-learner', timeout=1500)
+    learner_s = time.monotonic() - started
+    learner_log = podman.logs('seed-learner-learner')
+    assert exit_code == 0, learner_log
+    actor_logs = {name: podman.logs(f'{name}-actor') for name in actors}
+    run_dir = podman.run(['volume', 'inspect', '--format', '{{.Mountpoint}}',
+                          'seed-run']).stdout.strip()
+    with open(os.path.join(run_dir, 'episodes.csv')) as f:
+      episodes = [(int(r['env_frames']), float(r['episode_return'])) for r in csv.DictReader(f)]
+  finally:
+    podman.run(['kube', 'down', str(play)], check=False, timeout=300)
+    podman.run(['volume', 'rm', '-f', 'seed-run'], check=False)
+    podman.run(['network', 'rm', '-f', KUBE_NETWORK], check=False)
+    podman.run(['rmi', 'seed-learner:cpu', 'seed-actor:latest'], check=False)
+  assert 'TLS' in learner_log, learner_log
+  for index, name in enumerate(actors):  # ids from the pod index, over TLS with the token
+    assert f'actor {index} split 0 connected to learner' in actor_logs[name], actor_logs[name]
+  frames, mean_return = first_solved(episodes, target, window, label='Catch under kube play')
+  print(f'kube play: learner pod ran {learner_s:.0f} s from `kube play` to its exit')
+  assert mean_return >= target, f'best mean return over {window} episodes: {mean_return}'
+  assert frames <= max_frames

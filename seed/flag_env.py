@@ -42,7 +42,12 @@ def apply_environment(flag_values: flags.FlagValues, flag_names: Iterable[str],
 def run(main: Callable, module_name: str) -> None:
   """app.run(main) with the flags of entry-point module `module_name` read from SEED_*."""
   flag_values = flags.FLAGS
-  names = [flag.name for flag in flag_values.get_key_flags_for_module(sys.modules[module_name])]
+  key_flags = flag_values.get_key_flags_for_module(sys.modules[module_name])
+  names = [flag.name for flag in key_flags]
+  # --help lists the key flags of the module named by argv[0]; for a console
+  # script (seed-learner) that is the script, not the module defining the flags.
+  for flag in key_flags:
+    flag_values.register_key_flag_for_module(sys.argv[0], flag)
   try:
     apply_environment(flag_values, names)
   except ValueError as e:

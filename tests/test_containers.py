@@ -106,7 +106,7 @@ def test_entry_points_answer_help(podman, seed_images, image, flag):
     # absl's help flags exit 1 after printing.
     assert result.returncode in (0, 1), output
     assert f'USAGE: /opt/seed-venv/bin/seed-{image}' in output, output
-  assert flag in output  # --helpfull lists the entry point's flags
+    assert flag in output, output  # Both list the entry point's own flags.
 
 
 def test_actor_image_without_settings_names_the_missing_address(podman, seed_images):

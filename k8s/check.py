@@ -8,11 +8,11 @@ each other and with the flags of seed-learner and seed-actor (their SEED_* varia
 A folder is rendered with `kubectl kustomize`; a file or `-` (stdin) is taken as
 rendered YAML. No cluster is needed. Exit 0 when every check passes, 1 with one line per
 problem (the object, the value found, what is accepted), 2 when it cannot render.
-Only the standard library and kubectl: `kubectl annotate --local -o json` turns the
-YAML into JSON without a cluster.
+The standard library, seed's own address rules (seed.security, so run it with the
+Python that has seed installed) and kubectl: `kubectl annotate --local -o json` turns
+the YAML into JSON without a cluster.
 """
 import base64
-import ipaddress
 import json
 import os
 import posixpath
@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 from typing import Dict, Iterator, List, Optional, Tuple
+
+from seed import security  # The programs' own address rules.
 
 POD_INDEX = "metadata.labels['apps.kubernetes.io/pod-index']"
 MIN_STARTUP_S = 300  # TensorFlow's warm-up plus a checkpoint (and replay) restore.
@@ -155,21 +157,15 @@ def _where(obj: dict, container: dict) -> str:
 
 
 def _parse_address(value) -> Optional[Tuple[str, int]]:
-  if not isinstance(value, str) or ':' not in value:
+  """(host, port) of a host:port the programs accept (security.check_address), else None."""
+  if not isinstance(value, str):
     return None
-  host, port = value.rsplit(':', 1)
-  if not port.isdigit() or not 0 < int(port) < 65536:
-    return None
-  return host.strip('[]'), int(port)
-
-
-def _is_loopback(host: str) -> bool:
-  if host in ('localhost', 'ip6-localhost'):
-    return True
   try:
-    return ipaddress.ip_address(host).is_loopback
+    security.check_address(value, '--server_address')
   except ValueError:
-    return False
+    return None
+  host, port = security.split_host_port(value)
+  return (host, int(port)) if 0 < int(port) < 65536 else None
 
 
 def _replicas(value) -> Optional[int]:
@@ -221,7 +217,7 @@ def _check_learner(c: Checker, obj: dict, pod: dict, container: dict) -> Dict[st
   grpc_port = parsed[1] if parsed else None
   if parsed is None:
     c.error(where, f'SEED_SERVER_ADDRESS is {address!r}; expected host:port, e.g. 0.0.0.0:8686')
-  elif _is_loopback(parsed[0]):
+  elif security.is_loopback(address):
     c.error(where, f'SEED_SERVER_ADDRESS is {address!r}: only this pod can reach it; expected '
             f'0.0.0.0:{parsed[1]} (all interfaces; TLS and the token guard it)')
   health = settings.get('SEED_HEALTH_PORT')

@@ -2,6 +2,18 @@
 import pytest
 
 from tests import podman as podman_harness
+from tests.processes import NetnsUnavailable, netns_pair
+
+
+@pytest.fixture
+def hosts():
+  """Two "hosts": network namespaces joined by a veth pair (tests.processes.NetnsPair),
+  deleted also when the test fails; skips where `ip netns add` is refused."""
+  try:
+    with netns_pair() as pair:
+      yield pair
+  except NetnsUnavailable as e:
+    pytest.skip(f'cannot make network namespaces here: {e}')
 
 
 @pytest.fixture(scope='session')

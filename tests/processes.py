@@ -161,6 +161,8 @@ class NetnsPair:
   b: str
   address_a: str
   address_b: str
+  veth_a: str  # The interface in a, and its peer in b.
+  veth_b: str
 
 
 def netns_exec(namespace: str) -> List[str]:
@@ -210,7 +212,7 @@ def netns_pair(subnet: int = 0) -> Iterator[NetnsPair]:
       done = _ip(*step)
       if done.returncode != 0:
         raise RuntimeError(f'`ip {" ".join(step)}` failed: {done.stderr.strip()}')
-    yield NetnsPair(a, b, address_a, address_b)
+    yield NetnsPair(a, b, address_a, address_b, veth_a, veth_b)
   finally:
     _ip('link', 'del', veth_a)  # Still here only if moving it failed; quiet otherwise.
     for namespace in made:  # Takes the veth pair with it.

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.processes import NetnsUnavailable, Run, _ip, make_certs, netns_exec, netns_pair
+from tests.processes import Run, _ip, make_certs, netns_exec
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -26,36 +26,27 @@ def wait_for_text(read, text, timeout_s):
   return True
 
 
-def test_both_sides_notice_a_vanished_peer_within_a_minute(tmp_path):
-  try:
-    pair_context = netns_pair(subnet=1)
-    hosts = pair_context.__enter__()
-  except NetnsUnavailable as e:
-    pytest.skip(f'cannot make network namespaces here: {e}')
-  try:
-    certs = make_certs(tmp_path / 'certs', hosts.address_a)
-    with Run(tmp_path / 'run', 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
-             learner_flags=certs.learner_flags, host=hosts.address_a,
-             learner_prefix=netns_exec(hosts.a), actor_prefix=netns_exec(hosts.b),
-             actor_flags=certs.actor_flags) as run:
-      run.start_learner()
-      run.start_actors(1, 2)
-      assert wait_for_text(run.learner_log, 'actor 0 split 0 connected', 60), run.learner_log()
-      time.sleep(2)  # Steps flowing.
-      # The actor's host drops off the network: its end of the veth goes down.
-      link = _ip('-n', hosts.b, '-o', 'link', 'show', 'type', 'veth').stdout.split(':')[1]
-      down = _ip('-n', hosts.b, 'link', 'set', link.strip().split('@')[0], 'down')
-      assert down.returncode == 0, down.stderr
-      cut = time.monotonic()
-      learner_noticed = wait_for_text(run.learner_log, 'actor 0 split 0 disconnected',
-                                      NOTICE_WITHIN_S)
-      learner_s = time.monotonic() - cut
-      actor_noticed = wait_for_text(lambda: run.actor_log(0), 'retrying',
-                                    max(1, NOTICE_WITHIN_S - learner_s))
-      actor_s = time.monotonic() - cut
-      print(f'after the link went down: learner noticed in {learner_s:.1f} s, '
-            f'actor in {actor_s:.1f} s')
-      assert learner_noticed, run.learner_log()
-      assert actor_noticed, run.actor_log(0)
-  finally:
-    pair_context.__exit__(None, None, None)
+def test_both_sides_notice_a_vanished_peer_within_a_minute(tmp_path, hosts):
+  certs = make_certs(tmp_path / 'certs', hosts.address_a)
+  with Run(tmp_path / 'run', 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
+           learner_flags=certs.learner_flags, host=hosts.address_a,
+           learner_prefix=netns_exec(hosts.a), actor_prefix=netns_exec(hosts.b),
+           actor_flags=certs.actor_flags) as run:
+    run.start_learner()
+    run.start_actors(1, 2)
+    assert wait_for_text(run.learner_log, 'actor 0 split 0 connected', 60), run.learner_log()
+    time.sleep(2)  # Steps flowing.
+    # The actor's host drops off the network: its end of the veth goes down.
+    down = _ip('-n', hosts.b, 'link', 'set', hosts.veth_b, 'down')
+    assert down.returncode == 0, down.stderr
+    cut = time.monotonic()
+    learner_noticed = wait_for_text(run.learner_log, 'actor 0 split 0 disconnected',
+                                    NOTICE_WITHIN_S)
+    learner_s = time.monotonic() - cut
+    actor_noticed = wait_for_text(lambda: run.actor_log(0), 'retrying',
+                                  max(1, NOTICE_WITHIN_S - learner_s))
+    actor_s = time.monotonic() - cut
+    print(f'after the link went down: learner noticed in {learner_s:.1f} s, '
+          f'actor in {actor_s:.1f} s')
+    assert learner_noticed, run.learner_log()
+    assert actor_noticed, run.actor_log(0)

@@ -14,21 +14,10 @@ import time
 
 import pytest
 
-from tests.processes import REPO, NetnsUnavailable, Run, _env, make_certs, netns_exec
-from tests.processes import netns_pair
+from tests.processes import REPO, Run, _env, make_certs, netns_exec
 from tests.test_learning import first_solved
 
 pytestmark = pytest.mark.timeout(900)
-
-
-@pytest.fixture
-def hosts():
-  """Two namespaces, learner side and actor side; deleted also when the test fails."""
-  try:
-    with netns_pair(subnet=0) as pair:
-      yield pair
-  except NetnsUnavailable as e:
-    pytest.skip(f'cannot make network namespaces here: {e}')
 
 
 def test_actors_in_another_namespace_train_catch_over_tls(tmp_path, hosts):

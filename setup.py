@@ -12,6 +12,8 @@ setuptools.setup(
     python_requires='>=3.10',
     packages=setuptools.find_packages(include=['seed', 'seed.*']) + list(PACKAGE_DIR),
     package_dir=PACKAGE_DIR,
+    # seed-job makes a job's TLS files with the same script the docs show.
+    package_data={'seed.cluster': ['make_certs.sh']},
     install_requires=[
         # Actors need only these: no TensorFlow on the actor side.
         'numpy>=1.26',
@@ -35,14 +37,16 @@ setuptools.setup(
         # service that Kubernetes probes (versioned with grpcio).
         'learner': ['tensorflow-cpu==2.21.0; platform_machine=="x86_64"',
                     'tensorflow==2.21.0; platform_machine!="x86_64"',
-                    'tensorboard', 'grpcio-health-checking==1.85.1'],
+                    'tensorboard', 'grpcio-health-checking==1.85.1',
+                    'cloudml-hypertune==0.1.0.dev6'],  # Vertex AI tuning trials report through it
         # The same on NVIDIA GPUs: TensorFlow with its CUDA libraries from pip.
         'learner-gpu': ['tensorflow[and-cuda]==2.21.0', 'tensorboard',
-                        'grpcio-health-checking==1.85.1'],
+                        'grpcio-health-checking==1.85.1', 'cloudml-hypertune==0.1.0.dev6'],
         'test': ['pytest>=8', 'pytest-timeout', 'grpcio-tools==1.85.1'],
     },
     entry_points={'console_scripts': [
         'seed-learner=seed.learner.main:run',
         'seed-actor=seed.actors.main:run',
+        'seed-job=seed.cluster.job:run',
     ]},
 )

@@ -17,6 +17,10 @@ from seed import flag_env, malloc_tuning
 FLAGS = flags.FLAGS
 flags.DEFINE_string('logdir', None, 'Run directory: checkpoints, summaries, logs. '
                     'Training resumes from the checkpoint found here.')
+flags.DEFINE_string('summary_dir', None, 'TensorBoard summaries go here (default: --logdir).')
+flags.DEFINE_string('hypertune_metric', None, 'Report the mean episode return under this '
+                    'metric id to a Vertex AI hyperparameter tuning job (cloudml-hypertune), '
+                    'each progress interval.')
 flags.DEFINE_string('agent', 'vtrace', 'Agent name (see seed.agents.AGENTS).')
 flags.DEFINE_string('env', None, 'Environment name (e.g. Catch, atari:Pong); binds '
                     'EnvConfig.name over the gin files and bindings.')
@@ -83,7 +87,8 @@ def main(argv):
     logging.error('%s', e)
     sys.exit(2)
   options = LearnerOptions(
-      logdir=FLAGS.logdir, agent=FLAGS.agent, server_address=FLAGS.server_address,
+      logdir=FLAGS.logdir, summary_dir=FLAGS.summary_dir,
+      hypertune_metric=FLAGS.hypertune_metric, agent=FLAGS.agent, server_address=FLAGS.server_address,
       health_port=FLAGS.health_port,
       inference_batch_size=FLAGS.inference_batch_size, max_wait_ms=FLAGS.max_wait_ms,
       checkpoint_interval_s=FLAGS.checkpoint_interval_s,

@@ -39,8 +39,12 @@ def apply_environment(flag_values: flags.FlagValues, flag_names: Iterable[str],
       raise ValueError(f'{variable}={raw!r} is not a valid value for --{name}: {e}') from None
 
 
-def run(main: Callable, module_name: str) -> None:
-  """app.run(main) with the flags of entry-point module `module_name` read from SEED_*."""
+def run(main: Callable, module_name: str, flags_parser: Optional[Callable] = None) -> None:
+  """app.run(main) with the flags of entry-point module `module_name` read from SEED_*.
+
+  flags_parser: as app.run's (argv -> what main gets), for an entry point that takes
+  arguments besides its flags.
+  """
   flag_values = flags.FLAGS
   key_flags = flag_values.get_key_flags_for_module(sys.modules[module_name])
   names = [flag.name for flag in key_flags]
@@ -53,7 +57,10 @@ def run(main: Callable, module_name: str) -> None:
   except ValueError as e:
     print(f'error: {e}', file=sys.stderr)
     sys.exit(2)
-  app.run(main)
+  if flags_parser is None:
+    app.run(main)
+  else:
+    app.run(main, flags_parser=flags_parser)
 
 
 def require(value, flag_name: str, what: str) -> None:

@@ -21,7 +21,7 @@ from seed.inference.env_state import EnvTable
 from seed.inference.health import Health, start_health_server
 from seed.inference.server import InferenceService, start_server
 from seed.inference.step_processor import StepProcessor
-from seed.metrics import Metrics
+from seed.metrics import Metrics, TuningReport
 from seed.replay.fifo import UnrollFifo
 from seed.replay.replay_input import ReplayInput
 from seed.trainer import Trainer
@@ -33,6 +33,8 @@ _log = logging.getLogger(__name__)
 class LearnerOptions:
   """Process-level facts (from absl flags)."""
   logdir: str
+  summary_dir: Optional[str] = None  # TensorBoard's; None: logdir
+  hypertune_metric: Optional[str] = None  # report the mean return under this id (Vertex AI)
   agent: str = 'vtrace'
   server_address: str = 'localhost:8686'
   health_port: int = 0              # plaintext grpc.health.v1 on the server's host (0: none)
@@ -65,7 +67,10 @@ class Learner:
     probe.close()
     self.agent = agents.agent_class(options.agent)(env_spec=self.env_spec)
     self.counters = Counters()
-    self.metrics = Metrics(options.logdir, self.counters, options.return_window)
+    self.metrics = Metrics(options.logdir, self.counters, options.return_window,
+                           summary_dir=options.summary_dir)
+    self.tuning_report = (TuningReport(options.hypertune_metric) if options.hypertune_metric
+                          else None)
     if self.agent.input_kind == 'replay':
       self.agent_input = ReplayInput(self.agent.batch_size, self.stop_event, seed=options.seed,
                                      **_replay_ratio(self.agent))
@@ -115,6 +120,7 @@ class Learner:
                                                       'checkpoint'))
       self._stop_training_and_checkpoint()
       self.metrics.tick(self.agent_input.fill)
+      self._report_for_tuning()
       self.metrics.close()
     return 1 if self.trainer.error is not None else 0
 
@@ -158,6 +164,7 @@ class Learner:
         self._check_stop_conditions()
         if loop.time() >= next_tick:
           self.metrics.tick(self.agent_input.fill)
+          self._report_for_tuning()
           next_tick += self.options.progress_interval_s
     finally:
       # The checkpoint first, off the event loop: whatever happens while the
@@ -173,6 +180,11 @@ class Learner:
           await asyncio.wait_for(stopping, timeout=10.0)
         except asyncio.TimeoutError:
           _log.warning('%s did not stop within 10 s; going on', name)
+
+  def _report_for_tuning(self) -> None:
+    mean_return = self.metrics.mean_recent_return()
+    if self.tuning_report is not None and mean_return is not None:
+      self.tuning_report.report(mean_return, self.counters.get('env_frames'))
 
   def _check_stop_conditions(self) -> None:
     frames = self.counters.get('env_frames')

@@ -31,10 +31,11 @@ _TRAIN_LOG_NAMESPACES = {'entropy': 'policy/entropy', 'mean_rho': 'policy/mean_r
 class Metrics:
   """Collects from the inference and trainer threads; `tick()` writes them out."""
 
-  def __init__(self, logdir: str, counters: Counters, return_window: int = 20):
+  def __init__(self, logdir: str, counters: Counters, return_window: int = 20,
+               summary_dir: Optional[str] = None):
     os.makedirs(logdir, exist_ok=True)
     self._counters = counters
-    self._writer = tf.summary.create_file_writer(logdir)
+    self._writer = tf.summary.create_file_writer(summary_dir or logdir)
     csv_path = os.path.join(logdir, 'episodes.csv')
     new_file = not os.path.exists(csv_path)
     self._episodes_csv = open(csv_path, 'a', buffering=1)
@@ -150,3 +151,22 @@ class Metrics:
     self._writer.close()
     self._episodes_csv.close()
     self._progress_csv.close()
+
+
+class TuningReport:
+  """The mean episode return, for a Vertex AI hyperparameter tuning trial to compare.
+
+  cloudml-hypertune writes it where Vertex's tuning service reads it (a file named by
+  CLOUD_ML_HP_METRIC_FILE, /tmp/hypertune/output.metrics by default); the tag must
+  be the study's metric id.
+  """
+
+  def __init__(self, metric_id: str):
+    import hypertune  # pylint: disable=g-import-not-at-top
+    self._metric_id = metric_id
+    self._hypertune = hypertune.HyperTune()
+
+  def report(self, mean_return: float, env_frames: int) -> None:
+    self._hypertune.report_hyperparameter_tuning_metric(
+        hyperparameter_metric_tag=self._metric_id, metric_value=mean_return,
+        global_step=env_frames)

@@ -1,0 +1,220 @@
+"""seed-job: the one entry point of every replica of a cluster job (Vertex AI, Slurm, ...).
+
+It works out whether this process is the learner or actor N and where the learner
+is, sets up TLS and the token between hosts, then becomes (exec) the learner or
+the actor, so signals reach it directly:
+
+  CLUSTER_SPEC=... seed-job                  # Vertex AI: pool 0 learner, pool 1 actors
+  TF_CONFIG=... seed-job                     # chief/master learner, worker actors
+  seed-job --role=learner --learner_address=node1:8686 --run_dir=/shared/runs/x
+  seed-job --role=actor --actor_id=3 --learner_address=node1:8686 --run_dir=/shared/runs/x
+
+Everything else the learner and actors take comes from SEED_<FLAG> variables
+(SEED_GIN_FILE, SEED_AGENT, SEED_NUM_ENVS, ...), which this process passes on.
+Arguments --NAME=VALUE declared by --sweep_binding=NAME=Configurable.parameter
+become gin bindings: that is how a Vertex AI tuning trial's parameters arrive.
+No TensorFlow here: actor images run this.
+
+--print_command prints what it would run (role, address, the command) and exits.
+"""
+import json
+import logging
+import os
+import re
+import sys
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+from absl import app
+from absl import flags
+
+from seed import flag_env, security
+from seed.cluster import roles, run_paths, tls_bootstrap
+
+FLAGS = flags.FLAGS
+flags.DEFINE_enum('role', 'auto', ['auto', *roles.ROLES],
+                  'This process: learner, actor, or auto (from CLUSTER_SPEC, else TF_CONFIG).')
+flags.DEFINE_integer('actor_id', None, 'With --role=actor: this actor\'s id (>= 0, unique).')
+flags.DEFINE_string('learner_address', None, 'With an explicit --role: the learner\'s HOST:PORT '
+                    '(it listens on PORT; actors dial HOST:PORT).')
+flags.DEFINE_string('run_dir', None, 'The learner\'s run directory, shared by all replicas '
+                    '(gs://BUCKET/PATH means /gcs/BUCKET/PATH). Default on Vertex AI: the job\'s '
+                    'base output directory (from AIP_CHECKPOINT_DIR).')
+flags.DEFINE_string('summary_dir', None, 'TensorBoard summaries (default on Vertex AI: '
+                    'AIP_TENSORBOARD_LOG_DIR; else the run directory).')
+flags.DEFINE_enum('tls', 'auto', ['auto', 'always', 'never'],
+                  'TLS and a shared token between learner and actors; auto: unless the learner '
+                  'is on localhost.')
+flags.DEFINE_string('job_id', None, 'Names this job\'s TLS folder under RUN_DIR/tls (default: '
+                    'CLOUD_ML_JOB_ID on Vertex AI, slurm-$SLURM_JOB_ID on Slurm).')
+flags.DEFINE_float('bootstrap_timeout_s', 900.0, 'How long an actor waits for the learner\'s '
+                   'TLS files.')
+flags.DEFINE_multi_string('sweep_binding', [], 'NAME=Configurable.parameter: an argument '
+                          '--NAME=VALUE becomes the gin binding Configurable.parameter=VALUE.')
+flags.DEFINE_bool('print_command', False, 'Print the role and the command, run nothing.')
+
+_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+
+
+def derive_role(role_flag: str, learner_address: Optional[str], actor_id: Optional[int],
+                environ: Mapping[str, str]) -> roles.Role:
+  if role_flag != 'auto':
+    return roles.from_flags(role_flag, learner_address, actor_id)
+  if environ.get('CLUSTER_SPEC'):
+    return roles.from_cluster_spec(environ['CLUSTER_SPEC'])
+  if environ.get('TF_CONFIG'):
+    return roles.from_tf_config(environ['TF_CONFIG'])
+  raise ValueError('--role=auto but neither CLUSTER_SPEC nor TF_CONFIG is set: pass '
+                   '--role=learner or --role=actor with --learner_address (and --actor_id)')
+
+
+def sweep_bindings(declared: Sequence[str], arguments: Sequence[str]) -> List[str]:
+  """Gin bindings from a trial's --NAME=VALUE arguments, by the declared NAME=binding map."""
+  targets: Dict[str, str] = {}
+  for item in declared:
+    name, _, binding = item.partition('=')
+    if not _NAME.match(name) or '.' not in binding:
+      raise ValueError(f'--sweep_binding={item!r}; expected NAME=Configurable.parameter, '
+                       'e.g. learning_rate=VTraceAgent.learning_rate')
+    targets[name] = binding
+  bindings = []
+  for name, value in _pairs(arguments):
+    if name not in targets:
+      accepted = ', '.join(f'--{n}' for n in targets) or 'none (no --sweep_binding given)'
+      raise ValueError(f'unknown argument --{name}={value}; sweep parameters accepted: '
+                       f'{accepted}')
+    bindings.append(f'{targets[name]}={_gin_literal(value)}')
+  return bindings
+
+
+def _pairs(arguments: Sequence[str]) -> List[Tuple[str, str]]:
+  """--NAME=VALUE and --NAME VALUE, as (NAME, VALUE)."""
+  pairs, items = [], list(arguments)
+  while items:
+    item = items.pop(0)
+    if not item.startswith('--'):
+      raise ValueError(f'unexpected argument {item!r}; expected --NAME=VALUE')
+    name, equals, value = item[2:].partition('=')
+    if not equals:
+      if not items:
+        raise ValueError(f'argument --{name} has no value; expected --{name}=VALUE')
+      value = items.pop(0)
+    pairs.append((name, value))
+  return pairs
+
+
+def _gin_literal(value: str) -> str:
+  """A number or boolean as it is; anything else (a categorical value) quoted."""
+  if value in ('True', 'False'):
+    return value
+  try:
+    float(value)
+    return value
+  except ValueError:
+    return repr(value)
+
+
+def job_id(explicit: Optional[str], environ: Mapping[str, str]) -> Optional[str]:
+  if explicit:
+    return explicit
+  if environ.get('CLOUD_ML_JOB_ID'):
+    return environ['CLOUD_ML_JOB_ID']
+  if environ.get('SLURM_JOB_ID'):
+    return 'slurm-' + environ['SLURM_JOB_ID']
+  return None
+
+
+def wants_tls(tls: str, role: roles.Role) -> bool:
+  return tls == 'always' or (tls == 'auto' and not security.is_loopback(role.learner_address))
+
+
+def build_command(role: roles.Role, environ: Mapping[str, str], *, run_dir: Optional[str],
+                  summary_dir: Optional[str], tls: str, job: Optional[str],
+                  bootstrap_timeout_s: float, extra_bindings: Sequence[str],
+                  make_files: bool = True) -> List[str]:
+  """The learner's or actor's command line. With TLS, makes (learner) or waits for
+  (actor) this job's files unless `make_files` is False (--print_command)."""
+  use_tls = wants_tls(tls, role)
+  args: List[str] = []
+  if role.kind == roles.LEARNER:
+    if not run_dir:
+      raise ValueError('the learner needs a run directory: --run_dir or AIP_CHECKPOINT_DIR')
+    listen_host = '0.0.0.0' if use_tls else role.learner_host
+    args += [f'--logdir={run_dir}', f'--server_address={listen_host}:{role.learner_port}']
+    if summary_dir:
+      args.append(f'--summary_dir={summary_dir}')
+  else:
+    args += [f'--server_address={role.learner_address}', f'--actor_id={role.actor_id}']
+  if use_tls:
+    if not run_dir or not job:
+      raise ValueError('TLS between hosts needs a run directory shared by all replicas '
+                       '(--run_dir) and a job id (--job_id, or CLOUD_ML_JOB_ID / SLURM_JOB_ID) '
+                       'to publish the certificate and token in')
+    directory = tls_bootstrap.folder(run_dir, job, role.learner_host)
+    if role.kind == roles.LEARNER:
+      files = (tls_bootstrap.publish(directory, role.learner_host) if make_files else
+               tls_bootstrap.LearnerFiles(*(os.path.join(directory, n) for n in
+                                            ('tls.crt', 'tls.key', 'token'))))
+      args += [f'--tls_cert_file={files.cert_file}', f'--tls_key_file={files.key_file}',
+               f'--auth_token_file={files.token_file}']
+    else:
+      files = (tls_bootstrap.await_files(directory, bootstrap_timeout_s) if make_files else
+               tls_bootstrap.ActorFiles(os.path.join(directory, 'ca.crt'),
+                                        os.path.join(directory, 'token')))
+      args += [f'--tls_ca_file={files.ca_file}', f'--auth_token_file={files.token_file}']
+  if extra_bindings:
+    # A --gin_bindings on the command line replaces SEED_GIN_BINDINGS: keep those first.
+    inherited = [line.strip() for line in environ.get('SEED_GIN_BINDINGS', '').splitlines()
+                 if line.strip()]
+    args += [f'--gin_bindings={b}' for b in [*inherited, *extra_bindings]]
+  module = 'seed.learner.main' if role.kind == roles.LEARNER else 'seed.actors.main'
+  return [sys.executable, '-m', module, *args]
+
+
+def main(argv: Sequence[str]) -> None:
+  logging.getLogger().setLevel(logging.INFO)
+  environ = os.environ
+  try:
+    role = derive_role(FLAGS.role, FLAGS.learner_address, FLAGS.actor_id, environ)
+    bindings = sweep_bindings(FLAGS.sweep_binding, argv[1:])
+    # A plaintext actor needs no shared folder; the learner and TLS do.
+    if role.kind == roles.LEARNER or wants_tls(FLAGS.tls, role):
+      run_dir = run_paths.run_dir(FLAGS.run_dir, environ)
+    else:
+      run_dir = None
+    summary_dir = run_paths.summary_dir(FLAGS.summary_dir, environ)
+    if run_dir and role.kind == roles.LEARNER:
+      os.makedirs(run_dir, exist_ok=True)
+    command = build_command(role, environ, run_dir=run_dir, summary_dir=summary_dir,
+                            tls=FLAGS.tls, job=job_id(FLAGS.job_id, environ),
+                            bootstrap_timeout_s=FLAGS.bootstrap_timeout_s,
+                            extra_bindings=bindings, make_files=not FLAGS.print_command)
+  except (ValueError, TimeoutError, RuntimeError) as e:
+    logging.error('seed-job: %s', e)
+    sys.exit(2)
+  described = {'role': role.kind, 'actor_id': role.actor_id,
+               'learner_address': role.learner_address, 'source': role.source,
+               'command': command}
+  if FLAGS.print_command:
+    print(json.dumps(described))
+    return
+  logging.info('seed-job: %s', json.dumps(described))
+  sys.stdout.flush()
+  sys.stderr.flush()
+  os.execv(command[0], command)
+
+
+def _parse_known(argv: List[str]) -> List[str]:
+  """Parses seed-job's own flags; the rest (a trial's --NAME=VALUE) goes to main."""
+  try:
+    return FLAGS(argv, known_only=True)
+  except flags.Error as e:
+    print(f'seed-job: {e}', file=sys.stderr)
+    sys.exit(2)
+
+
+def run():
+  flag_env.run(main, __name__, flags_parser=_parse_known)
+
+
+if __name__ == '__main__':
+  run()

@@ -151,6 +151,11 @@ def test_explicit_roles_on_one_host_stay_on_localhost_in_plaintext():
   assert learner['command'][3:] == ['--logdir=/tmp/seed-runs/x',
                                     '--server_address=localhost:8686']
   assert actor['command'][3:] == ['--server_address=localhost:8686', '--actor_id=0']
+  # TLS by name on one test host: listen where told, certificate for the name dialled.
+  forced = print_command({}, '--role=learner', '--learner_address=node1:8686', '--tls=always',
+                         '--listen_host=127.0.0.1', '--run_dir=/tmp/seed-runs/x', '--job_id=j')
+  assert forced['command'][3:6] == ['--logdir=/tmp/seed-runs/x', '--server_address=127.0.0.1:8686',
+                                    '--tls_cert_file=/tmp/seed-runs/x/tls/j-node1/tls.crt']
 
 
 @pytest.mark.parametrize('env, args, message', [

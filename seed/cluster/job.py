@@ -36,6 +36,8 @@ flags.DEFINE_enum('role', 'auto', ['auto', *roles.ROLES],
 flags.DEFINE_integer('actor_id', None, 'With --role=actor: this actor\'s id (>= 0, unique).')
 flags.DEFINE_string('learner_address', None, 'With an explicit --role: the learner\'s HOST:PORT '
                     '(it listens on PORT; actors dial HOST:PORT).')
+flags.DEFINE_string('listen_host', None, 'Where the learner listens (default: the learner\'s '
+                    'host when that is loopback, else 0.0.0.0: all interfaces, with TLS).')
 flags.DEFINE_string('run_dir', None, 'The learner\'s run directory, shared by all replicas '
                     '(gs://BUCKET/PATH means /gcs/BUCKET/PATH). Default on Vertex AI: the job\'s '
                     'base output directory (from AIP_CHECKPOINT_DIR).')
@@ -128,6 +130,7 @@ def wants_tls(tls: str, role: roles.Role) -> bool:
 
 
 def build_command(role: roles.Role, environ: Mapping[str, str], *, run_dir: Optional[str],
+                  listen_host: Optional[str] = None,
                   summary_dir: Optional[str], tls: str, job: Optional[str],
                   bootstrap_timeout_s: float, extra_bindings: Sequence[str],
                   make_files: bool = True) -> List[str]:
@@ -138,7 +141,11 @@ def build_command(role: roles.Role, environ: Mapping[str, str], *, run_dir: Opti
   if role.kind == roles.LEARNER:
     if not run_dir:
       raise ValueError('the learner needs a run directory: --run_dir or AIP_CHECKPOINT_DIR')
-    listen_host = '0.0.0.0' if use_tls else role.learner_host
+    if not listen_host:
+      # A cluster host name may resolve to a loopback address on the host itself
+      # (Debian's /etc/hosts): listening there would shut out the other hosts.
+      loopback = security.is_loopback(role.learner_address)
+      listen_host = role.learner_host if loopback or not use_tls else '0.0.0.0'
     args += [f'--logdir={run_dir}', f'--server_address={listen_host}:{role.learner_port}']
     if summary_dir:
       args.append(f'--summary_dir={summary_dir}')
@@ -184,7 +191,8 @@ def main(argv: Sequence[str]) -> None:
     summary_dir = run_paths.summary_dir(FLAGS.summary_dir, environ)
     if run_dir and role.kind == roles.LEARNER:
       os.makedirs(run_dir, exist_ok=True)
-    command = build_command(role, environ, run_dir=run_dir, summary_dir=summary_dir,
+    command = build_command(role, environ, run_dir=run_dir, listen_host=FLAGS.listen_host,
+                            summary_dir=summary_dir,
                             tls=FLAGS.tls, job=job_id(FLAGS.job_id, environ),
                             bootstrap_timeout_s=FLAGS.bootstrap_timeout_s,
                             extra_bindings=bindings, make_files=not FLAGS.print_command)

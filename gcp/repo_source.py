@@ -1,0 +1,94 @@
+"""What the learner, the actors and gin accept, read from this checkout's source.
+
+The submitter runs with the standard library only (no absl, no gin, no TensorFlow),
+yet a typo in a flag or a gin binding should stop it before a job costs anything.
+So it reads the flag definitions and the gin configurables from the source files
+the images are built from, and stays in step with them without a copied list.
+Where the source is not there (gcp/ copied elsewhere), nothing is checked.
+"""
+import ast
+import dataclasses
+import os
+import re
+from typing import Dict, Optional, Set
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_DEFINE = re.compile(r"flags\.DEFINE_(\w+)\(\s*'(\w+)'")
+# Flag kinds as the submitter checks a value: absl's DEFINE_<kind>.
+BOOL_KINDS = ('bool', 'boolean')
+INT_KINDS = ('integer',)
+FLOAT_KINDS = ('float',)
+
+
+@dataclasses.dataclass(frozen=True)
+class Flags:
+  learner: Dict[str, str]   # flag name -> absl kind (string, integer, bool, ...)
+  actor: Dict[str, str]
+  job: Dict[str, str]       # seed-job's own flags: a sweep parameter must not shadow one
+
+
+def _defined_flags(path: str) -> Dict[str, str]:
+  with open(path, encoding='utf-8') as f:
+    return {name: kind for kind, name in _DEFINE.findall(f.read())}
+
+
+def read_flags(root: str = REPO_ROOT) -> Optional[Flags]:
+  paths = [os.path.join(root, *p) for p in (('learner', 'main.py'), ('actors', 'main.py'),
+                                             ('seed', 'cluster', 'job.py'))]
+  if not all(os.path.isfile(p) for p in paths):
+    return None
+  return Flags(*(_defined_flags(p) for p in paths))
+
+
+def _is_configurable(decorator: ast.expr) -> bool:
+  target = decorator.func if isinstance(decorator, ast.Call) else decorator
+  return (isinstance(target, ast.Attribute) and target.attr == 'configurable'
+          and isinstance(target.value, ast.Name) and target.value.id == 'gin')
+
+
+def _parameters(node: ast.AST) -> Set[str]:
+  """Keyword parameters of a function, a class's __init__, or a dataclass's fields."""
+  if isinstance(node, ast.ClassDef):
+    for item in node.body:
+      if isinstance(item, ast.FunctionDef) and item.name == '__init__':
+        return _parameters(item) - {'self'}
+    return {item.target.id for item in node.body
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}
+  args = node.args
+  return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+
+
+def read_configurables(root: str = REPO_ROOT) -> Optional[Dict[str, Set[str]]]:
+  """Gin configurable name -> its parameters, for every @gin.configurable under seed/."""
+  package = os.path.join(root, 'seed')
+  if not os.path.isdir(package):
+    return None
+  found: Dict[str, Set[str]] = {}
+  for directory, _, files in os.walk(package):
+    for name in files:
+      if not name.endswith('.py'):
+        continue
+      with open(os.path.join(directory, name), encoding='utf-8') as f:
+        text = f.read()
+      if 'gin.configurable' not in text:
+        continue
+      for node in ast.walk(ast.parse(text)):
+        if (isinstance(node, (ast.ClassDef, ast.FunctionDef))
+            and any(_is_configurable(d) for d in node.decorator_list)):
+          found[node.name] = _parameters(node)
+  return found
+
+
+def read_agent_classes(root: str = REPO_ROOT) -> Optional[Dict[str, str]]:
+  """Agent name (vtrace) -> its configurable class name (VTraceAgent), from seed/agents."""
+  path = os.path.join(root, 'seed', 'agents', '__init__.py')
+  if not os.path.isfile(path):
+    return None
+  with open(path, encoding='utf-8') as f:
+    tree = ast.parse(f.read())
+  for node in tree.body:
+    if (isinstance(node, ast.Assign) and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name) and node.targets[0].id == 'AGENTS'):
+      agents = ast.literal_eval(node.value)
+      return {name: target.rsplit(':', 1)[1] for name, target in agents.items()}
+  return None

@@ -1,0 +1,422 @@
+#!/usr/bin/env python3
+"""Submits a seed training run, or a hyperparameter sweep, to Vertex AI with gcloud.
+
+  gcp/train_atari_vtrace.sh --project=P --region=us-central1 --bucket=gs://B \\
+      --learner_image=us-central1-docker.pkg.dev/P/seed/seed-learner:gpu \\
+      --actor_image=us-central1-docker.pkg.dev/P/seed/seed-actor:latest [--dry_run]
+
+Worker pool 0 is the learner, pool 1 the actors; both run seed-job, which finds its
+role and the learner from Vertex's CLUSTER_SPEC. The run directory is
+BUCKET/runs/RUN_NAME: submitting again with the same --run_name resumes the run.
+Any other --FLAG=VALUE goes to the learner and/or the actors, whichever defines
+FLAG, as SEED_<FLAG> (e.g. --env=atari:Breakout, --target_return=20,
+--max_env_frames=0 for no budget). --dry_run prints the spec and submits nothing.
+Python 3 standard library only. gcp/README.md has the setup, costs and sweeps.
+"""
+import argparse
+import dataclasses
+import datetime
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Dict, List, Mapping, Optional, Tuple
+
+import repo_source
+import vertex_spec
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+  """A scenario's defaults; every one of them has a flag to change it."""
+  agent: str
+  gin_file: str                  # in the images, relative to their WORKDIR /opt/seed
+  learner_machine_type: str
+  learner_accelerator_type: str
+  learner_accelerator_count: int
+  actor_replicas: int
+  actor_machine_type: str
+  envs_per_actor: int
+  learner_flags: Mapping[str, object]  # a budget, so that a run ends by itself
+
+
+# One actor replica is one seed-actor process, which steps its envs on about one
+# core (docs/performance.md): small actor machines, several replicas. Why these
+# numbers, and what they cost: gcp/README.md.
+SCENARIOS = {
+    'toy_vtrace': Scenario('vtrace', 'gin/toy/vtrace.gin', 'e2-standard-4', 'none', 0,
+                           2, 'e2-standard-4', 4,
+                           {'target_return': 400, 'max_env_frames': 2_000_000}),
+    'atari_vtrace': Scenario('vtrace', 'gin/atari/vtrace.gin', 'n1-standard-8',
+                             'NVIDIA_TESLA_T4', 1, 8, 'e2-standard-4', 16,
+                             {'max_env_frames': 50_000_000}),
+    'atari_r2d2': Scenario('r2d2', 'gin/atari/r2d2.gin', 'n1-standard-8', 'NVIDIA_TESLA_T4',
+                           1, 8, 'e2-standard-4', 16, {'max_env_frames': 50_000_000}),
+    'mujoco_sac': Scenario('sac', 'gin/mujoco/sac.gin', 'e2-standard-8', 'none', 0,
+                           2, 'e2-standard-4', 1, {'max_env_frames': 1_000_000}),
+    'mujoco_ppo': Scenario('ppo', 'gin/mujoco/ppo.gin', 'e2-standard-8', 'none', 0,
+                           2, 'e2-standard-4', 16, {'max_env_frames': 1_000_000}),
+    'dmc_sac': Scenario('sac', 'gin/dmc/sac.gin', 'e2-standard-8', 'none', 0,
+                        1, 'e2-standard-4', 2, {'max_env_frames': 1_000_000}),
+}
+
+# Flags the learner or actors define that a submission must not set.
+RESERVED = {
+    'logdir': 'seed-job sets it: the run directory is BUCKET/runs/RUN_NAME '
+              '(--bucket, --run_name)',
+    'summary_dir': 'seed-job sets it from the job (AIP_TENSORBOARD_LOG_DIR)',
+    'server_address': "seed-job sets it from Vertex's CLUSTER_SPEC",
+    'actor_id': "seed-job sets it: an actor's id is its replica index",
+    'tls_cert_file': 'seed-job makes TLS files and a token inside the job; no secret '
+                     'goes in a job spec',
+    'agent': 'the scenario sets it (--scenario)',
+    'gin_file': "the scenario sets it; change the config with --gin_bindings",
+    'num_envs': 'use --envs_per_actor',
+    'hypertune_metric': 'use --sweep_metric with --sweep_parameter',
+    'eval': 'every actor of a Vertex job trains; evaluation actors are not offered here',
+}
+for _name in ('tls_key_file', 'tls_ca_file', 'auth_token_file'):
+  RESERVED[_name] = RESERVED['tls_cert_file']
+# absl's own flags: seed-job parses them first, so a sweep parameter may not use one.
+ABSL_FLAGS = ('help', 'helpshort', 'helpfull', 'helpxml', 'flagfile', 'undefok', 'v',
+              'verbosity', 'logtostderr', 'alsologtostderr', 'log_dir', 'stderrthreshold',
+              'showprefixforinfo', 'logger_levels', 'only_check_args', 'pdb',
+              'pdb_post_mortem', 'run_with_pdb', 'run_with_profiling', 'profile_file',
+              'use_cprofile_for_profiling')
+
+_PROJECT = re.compile(r'^([a-z][a-z0-9.-]*:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$')
+_REGION = re.compile(r'^[a-z]+(-[a-z]+)+[0-9]+$')
+_BUCKET = re.compile(r'^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/\S*)?$')
+_IMAGE = re.compile(r'^[a-z0-9-]+(\.[a-z0-9-]+)+(:[0-9]+)?(/[a-z0-9._-]+)+'
+                    r'(:[A-Za-z0-9._-]+|@sha256:[0-9a-f]{64})?$')
+_RUN_NAME = re.compile(r'^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$')
+_MACHINE = re.compile(r'^[a-z][a-z0-9]*-[a-z0-9-]+$')
+_TENSORBOARD = re.compile(r'^projects/[^/\s]+/locations/([^/\s]+)/tensorboards/[^/\s]+$')
+_EMAIL = re.compile(r'^[^@\s]+@[^@\s]+\.[^@\s]+$')
+_METRIC = re.compile(r'^[A-Za-z_][\w./-]*$')
+
+
+class BadInput(ValueError):
+  """A setting to change before anything is submitted."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Submission:
+  group: str               # gcloud ai GROUP create: custom-jobs or hp-tuning-jobs
+  spec: dict               # what --config gets
+  flags: List[str]         # gcloud's flags besides --config
+  run_name: str
+  run_dir: str
+
+
+def parse_args(argv: List[str]) -> Tuple[argparse.Namespace, List[str]]:
+  parser = argparse.ArgumentParser(
+      prog='submit.py', allow_abbrev=False,  # --env must not pass for --envs_per_actor
+      description=__doc__.split('\n\n')[0],
+      epilog='Other --FLAG=VALUE: learner/actor flags, passed as SEED_<FLAG>.')
+  add = parser.add_argument
+  add('--scenario', help=f'one of: {", ".join(SCENARIOS)} (the train_*.sh scripts set it)')
+  add('--project', default=os.environ.get('CLOUDSDK_CORE_PROJECT'),
+      help='Google Cloud project id (default: $CLOUDSDK_CORE_PROJECT)')
+  add('--region', default=os.environ.get('CLOUDSDK_AI_REGION'),
+      help='Vertex AI region, e.g. us-central1 (default: $CLOUDSDK_AI_REGION)')
+  add('--bucket', help='gs://BUCKET[/PREFIX]: runs go to BUCKET/runs/RUN_NAME')
+  add('--run_name', help='default: SCENARIO-YYYYMMDD-HHMMSS (UTC); the same name resumes')
+  add('--learner_image', help='learner image URI (Artifact Registry)')
+  add('--actor_image', help='actor image URI (Artifact Registry)')
+  add('--learner_machine_type')
+  add('--learner_accelerator_type',
+      help=f'none or one of: {", ".join(vertex_spec.ACCELERATOR_MACHINES)}')
+  add('--learner_accelerator_count', type=int)
+  add('--actor_replicas', type=int, help='actor replicas (>= 1)')
+  add('--actor_machine_type')
+  add('--envs_per_actor', type=int)
+  add('--gin_bindings', action='append', default=[], help='a gin binding (repeatable)')
+  add('--spot', action='store_true', help='run on Spot VMs (scheduling strategy SPOT)')
+  add('--tensorboard', help='Vertex TensorBoard: projects/P/locations/R/tensorboards/ID '
+      '(needs --service_account)')
+  add('--service_account', help='the service account the replicas run as (an email)')
+  add('--sweep_parameter', action='append', default=[],
+      help=f'submit a tuning job over this parameter (repeatable): {vertex_spec.SWEEP_FORMS}')
+  add('--sweep_metric', help='metric id the learner reports (default: episode_return)')
+  add('--sweep_algorithm', choices=list(vertex_spec.ALGORITHMS),
+      help='default: bayesian (Vertex\'s default search)')
+  add('--max_trial_count', type=int, help='trials in all (default: 10)')
+  add('--parallel_trial_count', type=int, help='trials at once (default: 2)')
+  add('--gcloud_flag', action='append', default=[],
+      help='an extra gcloud flag, e.g. --gcloud_flag=--impersonate-service-account=SA')
+  add('--dry_run', action='store_true', help='print the spec and the command; submit nothing')
+  return parser.parse_known_args(argv)
+
+
+def _require(value: Optional[str], flag: str, pattern: re.Pattern, accepted: str) -> str:
+  if not value:
+    raise BadInput(f'--{flag} is not set; expected {accepted}')
+  if not pattern.match(value):
+    raise BadInput(f'--{flag}={value} is not valid; expected {accepted}')
+  return value
+
+
+def _at_least(value: int, flag: str, low: int, what: str) -> None:
+  if value < low:
+    raise BadInput(f'--{flag}={value}; expected an integer >= {low} ({what})')
+
+
+def pass_through(extras: List[str], known: Optional[repo_source.Flags]
+                 ) -> Tuple[Dict[str, object], Dict[str, object]]:
+  """--FLAG=VALUE arguments as (learner settings, actor settings), by who defines FLAG."""
+  learner, actor = {}, {}
+  items = list(extras)
+  while items:
+    item = items.pop(0)
+    if not item.startswith('--') or item == '--':
+      raise BadInput(f'unexpected argument {item!r}; flags take the form --FLAG=VALUE')
+    name, equals, value = item[2:].partition('=')
+    if known is None:  # no source to check against: all to the learner, as given
+      learner[name] = value if equals else 'true'
+      continue
+    kinds = {**known.actor, **known.learner}
+    if not equals and name not in kinds and kinds.get(name[2:]) in repo_source.BOOL_KINDS:
+      name, equals, value = name[2:], '=', 'false'  # --noFLAG
+    if name in RESERVED:
+      raise BadInput(f'--{name} cannot be set here: {RESERVED[name]}')
+    if name not in kinds:
+      raise BadInput(f'unknown flag --{name}; accepted: the flags of submit.py (--help), '
+                     f'and learner flags ({", ".join(sorted(set(known.learner) - set(RESERVED)))}'
+                     f') or actor flags ({", ".join(sorted(set(known.actor) - set(RESERVED)))})')
+    kind = kinds[name]
+    if not equals:
+      if kind in repo_source.BOOL_KINDS:
+        value = 'true'
+      elif items and not items[0].startswith('--'):
+        value = items.pop(0)
+      else:
+        raise BadInput(f'--{name} has no value; expected --{name}=VALUE')
+    checked = _typed(name, kind, value)
+    if name in known.learner:
+      learner[name] = checked
+    if name in known.actor:
+      actor[name] = checked
+  return learner, actor
+
+
+def _typed(name: str, kind: str, value: str) -> object:
+  """The value as given, once it parses as the flag's kind; a bool as True or False."""
+  try:
+    if kind in repo_source.INT_KINDS:
+      int(value)
+    elif kind in repo_source.FLOAT_KINDS:
+      float(value)
+  except ValueError:
+    raise BadInput(f'--{name}={value} is not a valid {kind}') from None
+  if kind in repo_source.BOOL_KINDS:
+    if value.lower() not in ('true', 'false', '1', '0'):
+      raise BadInput(f'--{name}={value}; expected true or false')
+    return value.lower() in ('true', '1')
+  return value
+
+
+def check_binding(binding: str, where: str, agent_class: str,
+                  configurables: Optional[Dict[str, set]]) -> None:
+  """A gin Configurable.parameter must exist, and not belong to another agent."""
+  match = re.match(r'^\s*(?:[\w.]+/)?([\w.]+)\s*(=|$)', binding)
+  if configurables is None or not match or '.' not in match.group(1):
+    return  # macros, imports and the like: gin checks them in the job
+  configurable, parameter = match.group(1).split('.')[-2:]
+  if configurable not in configurables:
+    raise BadInput(f'{where}: no gin configurable {configurable!r}; the scenario\'s agent is '
+                   f'{agent_class}, others: {", ".join(sorted(configurables))}')
+  if configurable.endswith('Agent') and configurable != agent_class:
+    raise BadInput(f'{where}: {configurable} is another agent; this scenario trains '
+                   f'{agent_class}')
+  if parameter not in configurables[configurable]:
+    raise BadInput(f'{where}: {configurable} has no parameter {parameter!r}; accepted: '
+                   f'{", ".join(sorted(configurables[configurable] - {"env_spec"}))}')
+
+
+def build(args: argparse.Namespace, extras: List[str]) -> Submission:
+  """What to submit for these arguments; BadInput when one is wrong."""
+  if args.scenario not in SCENARIOS:
+    raise BadInput(f'unknown scenario {args.scenario!r}; known scenarios: '
+                   f'{", ".join(SCENARIOS)}')
+  scenario = SCENARIOS[args.scenario]
+  for name, value in vars(args).items():  # the scenario's defaults for flags not given
+    if value is None and hasattr(scenario, name):
+      setattr(args, name, getattr(scenario, name))
+  project = _require(args.project, 'project', _PROJECT,
+                     'a Google Cloud project id such as my-project-123 '
+                     '(or set CLOUDSDK_CORE_PROJECT)')
+  region = _require(args.region, 'region', _REGION,
+                    'a Vertex AI region such as us-central1 or europe-west4 '
+                    '(or set CLOUDSDK_AI_REGION)')
+  bucket = _require(args.bucket, 'bucket', _BUCKET,
+                    'gs://BUCKET or gs://BUCKET/PREFIX, a Cloud Storage bucket the job\'s '
+                    'service account can write').rstrip('/')
+  image_form = ('an image URI such as us-central1-docker.pkg.dev/PROJECT/seed/{}:TAG '
+                '(Artifact Registry)')
+  learner_image = _require(args.learner_image, 'learner_image', _IMAGE,
+                           image_form.format('seed-learner'))
+  actor_image = _require(args.actor_image, 'actor_image', _IMAGE,
+                         image_form.format('seed-actor'))
+  run_name = args.run_name or (
+      f'{args.scenario}-{datetime.datetime.now(datetime.timezone.utc):%Y%m%d-%H%M%S}')
+  _require(run_name, 'run_name', _RUN_NAME,
+           'letters, digits, . _ - (at most 100, starting with a letter or digit)')
+  for pool in ('learner', 'actor'):
+    _require(getattr(args, f'{pool}_machine_type'), f'{pool}_machine_type', _MACHINE,
+             'a Compute Engine machine type such as n1-standard-8 or e2-standard-4')
+  _at_least(args.actor_replicas, 'actor_replicas', 1, 'actor replicas in worker pool 1')
+  _at_least(args.envs_per_actor, 'envs_per_actor', 1, 'envs stepped by each actor')
+  _at_least(args.learner_accelerator_count, 'learner_accelerator_count', 0, 'GPUs')
+  try:
+    vertex_spec.check_machine('learner', args.learner_machine_type,
+                              args.learner_accelerator_type, args.learner_accelerator_count)
+  except ValueError as e:
+    raise BadInput(str(e)) from None
+  if args.actor_machine_type.startswith(vertex_spec.GPU_ONLY_FAMILIES):
+    raise BadInput(f'--actor_machine_type={args.actor_machine_type} comes with GPUs, which '
+                   'actors do not use; expected a CPU machine type such as e2-standard-4')
+  if args.tensorboard:
+    match = _TENSORBOARD.match(args.tensorboard)
+    if not match:
+      raise BadInput(f'--tensorboard={args.tensorboard} is not valid; expected '
+                     'projects/PROJECT/locations/REGION/tensorboards/ID')
+    if match.group(1) != region:
+      raise BadInput(f'--tensorboard={args.tensorboard} is in {match.group(1)}; the job runs '
+                     f'in --region={region}: use a TensorBoard instance of that region')
+    if not args.service_account:
+      raise BadInput('--tensorboard needs --service_account: Vertex AI writes TensorBoard '
+                     'logs only for jobs that run as a service account')
+  if args.service_account:
+    _require(args.service_account, 'service_account', _EMAIL,
+             'a service account email such as seed-trainer@PROJECT.iam.gserviceaccount.com')
+
+  known = repo_source.read_flags()
+  configurables = repo_source.read_configurables()
+  agents = repo_source.read_agent_classes() or {}
+  agent_class = agents.get(scenario.agent, scenario.agent)
+  for binding in args.gin_bindings:
+    check_binding(binding, f'--gin_bindings={binding}', agent_class, configurables)
+  learner_extra, actor_extra = pass_through(extras, known)
+  learner_settings = {'agent': scenario.agent, 'gin_file': scenario.gin_file,
+                      'gin_bindings': args.gin_bindings,
+                      **scenario.learner_flags, **learner_extra}
+  actor_settings = {'gin_file': scenario.gin_file, 'gin_bindings': args.gin_bindings,
+                    'num_envs': args.envs_per_actor, **actor_extra}
+
+  sweep = sweep_parameters(args, known, agent_class, configurables, learner_settings)
+  trial_args = [p.sweep_binding for p in sweep]
+  if sweep:
+    learner_settings['hypertune_metric'] = args.sweep_metric
+  learner = vertex_spec.Pool(args.learner_machine_type, 1, learner_image, learner_settings,
+                             args.learner_accelerator_type, args.learner_accelerator_count)
+  actors = vertex_spec.Pool(args.actor_machine_type, args.actor_replicas, actor_image,
+                            actor_settings)
+  run_dir = vertex_spec.run_directory(bucket, run_name)
+  job = vertex_spec.custom_job_spec(
+      learner, actors, run_dir=run_dir, spot=args.spot,
+      service_account=args.service_account, tensorboard=args.tensorboard, args=trial_args)
+  flags = [f'--project={project}', f'--region={region}', f'--display-name={run_name}']
+  labels = [f'--labels=seed_scenario={args.scenario}']
+  if not sweep:
+    return Submission('custom-jobs', job, flags + labels, run_name, run_dir)
+  spec = vertex_spec.hp_tuning_job(
+      job, sweep, metric_id=args.sweep_metric, algorithm=args.sweep_algorithm,
+      max_trial_count=args.max_trial_count, parallel_trial_count=args.parallel_trial_count)
+  counts = [f'--max-trial-count={args.max_trial_count}',
+            f'--parallel-trial-count={args.parallel_trial_count}']
+  return Submission('hp-tuning-jobs', spec, flags + counts + labels, run_name, run_dir)
+
+
+def sweep_parameters(args: argparse.Namespace, known: Optional[repo_source.Flags],
+                     agent_class: str, configurables: Optional[Dict[str, set]],
+                     learner_settings: Mapping[str, object]
+                     ) -> List[vertex_spec.SweepParameter]:
+  """The --sweep_parameter list, checked; fills the sweep flags' defaults."""
+  sweep_only = ('sweep_metric', 'sweep_algorithm', 'max_trial_count', 'parallel_trial_count')
+  if not args.sweep_parameter:
+    given = [f'--{name}' for name in sweep_only if getattr(args, name) is not None]
+    if given:
+      raise BadInput(f'{", ".join(given)} without --sweep_parameter; add the parameters to '
+                     'sweep, e.g. --sweep_parameter=learning_rate='
+                     f'{agent_class}.learning_rate:double:1e-4:1e-2:log')
+    return []
+  args.sweep_metric = args.sweep_metric or 'episode_return'
+  args.sweep_algorithm = args.sweep_algorithm or 'bayesian'
+  args.max_trial_count = 10 if args.max_trial_count is None else args.max_trial_count
+  args.parallel_trial_count = (2 if args.parallel_trial_count is None
+                               else args.parallel_trial_count)
+  _require(args.sweep_metric, 'sweep_metric', _METRIC, 'a metric id such as episode_return')
+  _at_least(args.max_trial_count, 'max_trial_count', 1, 'trials in the study')
+  _at_least(args.parallel_trial_count, 'parallel_trial_count', 1, 'trials at once')
+  if args.parallel_trial_count > args.max_trial_count:
+    raise BadInput(f'--parallel_trial_count={args.parallel_trial_count} exceeds '
+                   f'--max_trial_count={args.max_trial_count}')
+  if not learner_settings.get('max_env_frames') and learner_settings.get('target_return') is None:
+    raise BadInput('a sweep needs each trial to end: set --max_env_frames=N (N > 0) or '
+                   '--target_return')
+  taken = set(ABSL_FLAGS) | (set(known.job) if known else set())
+  parameters = []
+  for text in args.sweep_parameter:
+    try:
+      parameter = vertex_spec.parse_sweep_parameter(text)
+    except ValueError as e:
+      raise BadInput(str(e)) from None
+    if parameter.parameter_id in taken:
+      raise BadInput(f'--sweep_parameter={text}: the id {parameter.parameter_id!r} is a flag '
+                     'of seed-job or absl, which would take the value; pick another id')
+    if any(p.parameter_id == parameter.parameter_id for p in parameters):
+      raise BadInput(f'--sweep_parameter={text}: the id {parameter.parameter_id!r} is used '
+                     'twice')
+    if args.sweep_algorithm == 'grid' and 'doubleValueSpec' in parameter.spec:
+      raise BadInput(f'--sweep_parameter={text}: grid search takes int, discrete and '
+                     'categorical parameters, not double ranges')
+    check_binding(parameter.binding, f'--sweep_parameter={text}', agent_class, configurables)
+    parameters.append(parameter)
+  return parameters
+
+
+def submit(submission: Submission, gcloud_flags: List[str], dry_run: bool) -> int:
+  """Runs gcloud ai GROUP create with the spec as --config; its exit status."""
+  command = ['gcloud', 'ai', submission.group, 'create', *submission.flags]
+  text = vertex_spec.to_config_text(submission.spec)
+  if dry_run:
+    print(text)
+    shown = shlex.join(command + ['--config=SPEC.yaml', *gcloud_flags])
+    print(f'dry run: nothing submitted. With the spec above saved as SPEC.yaml, this '
+          f'submits it:\n  {shown}', file=sys.stderr)
+    return 0
+  if shutil.which('gcloud') is None:
+    raise BadInput('gcloud is not on PATH: install the Google Cloud CLI '
+                   '(https://cloud.google.com/sdk/docs/install), or use --dry_run')
+  handle, path = tempfile.mkstemp(prefix='seed-vertex-', suffix='.yaml')
+  try:
+    with os.fdopen(handle, 'w') as f:
+      f.write(text)
+    return subprocess.run(command + [f'--config={path}', *gcloud_flags], check=False).returncode
+  finally:
+    os.remove(path)
+
+
+def main(argv: List[str]) -> int:
+  args, extras = parse_args(argv)
+  try:
+    submission = build(args, extras)
+    status = submit(submission, args.gcloud_flag, args.dry_run)
+  except BadInput as e:
+    print(f'submit.py: {e}; nothing submitted', file=sys.stderr)
+    return 2
+  if status == 0 and not args.dry_run:
+    if submission.group == 'custom-jobs':
+      print(f'run directory: {submission.run_dir} (to resume this run, submit again with '
+            f'--run_name={submission.run_name})', file=sys.stderr)
+    else:
+      print(f'trial run directories: {submission.run_dir}/TRIAL_ID', file=sys.stderr)
+  return status
+
+
+if __name__ == '__main__':
+  sys.exit(main(sys.argv[1:]))

@@ -26,7 +26,9 @@ import tempfile
 from typing import Dict, List, Mapping, Optional, Tuple
 
 import repo_source
+import settings
 import vertex_spec
+from settings import BadInput
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,30 +65,6 @@ SCENARIOS = {
                         1, 'e2-standard-4', 2, {'max_env_frames': 1_000_000}),
 }
 
-# Flags the learner or actors define that a submission must not set.
-RESERVED = {
-    'logdir': 'seed-job sets it: the run directory is BUCKET/runs/RUN_NAME '
-              '(--bucket, --run_name)',
-    'summary_dir': 'seed-job sets it from the job (AIP_TENSORBOARD_LOG_DIR)',
-    'server_address': "seed-job sets it from Vertex's CLUSTER_SPEC",
-    'actor_id': "seed-job sets it: an actor's id is its replica index",
-    'tls_cert_file': 'seed-job makes TLS files and a token inside the job; no secret '
-                     'goes in a job spec',
-    'agent': 'the scenario sets it (--scenario)',
-    'gin_file': "the scenario sets it; change the config with --gin_bindings",
-    'num_envs': 'use --envs_per_actor',
-    'hypertune_metric': 'use --sweep_metric with --sweep_parameter',
-    'eval': 'every actor of a Vertex job trains; evaluation actors are not offered here',
-}
-for _name in ('tls_key_file', 'tls_ca_file', 'auth_token_file'):
-  RESERVED[_name] = RESERVED['tls_cert_file']
-# absl's own flags: seed-job parses them first, so a sweep parameter may not use one.
-ABSL_FLAGS = ('help', 'helpshort', 'helpfull', 'helpxml', 'flagfile', 'undefok', 'v',
-              'verbosity', 'logtostderr', 'alsologtostderr', 'log_dir', 'stderrthreshold',
-              'showprefixforinfo', 'logger_levels', 'only_check_args', 'pdb',
-              'pdb_post_mortem', 'run_with_pdb', 'run_with_profiling', 'profile_file',
-              'use_cprofile_for_profiling')
-
 _PROJECT = re.compile(r'^([a-z][a-z0-9.-]*:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$')
 _REGION = re.compile(r'^[a-z]+(-[a-z]+)+[0-9]+$')
 _BUCKET = re.compile(r'^gs://[a-z0-9][a-z0-9._-]{1,220}[a-z0-9](/\S*)?$')
@@ -97,10 +75,6 @@ _MACHINE = re.compile(r'^[a-z][a-z0-9]*-[a-z0-9-]+$')
 _TENSORBOARD = re.compile(r'^projects/[^/\s]+/locations/([^/\s]+)/tensorboards/[^/\s]+$')
 _EMAIL = re.compile(r'^[^@\s]+@[^@\s]+\.[^@\s]+$')
 _METRIC = re.compile(r'^[A-Za-z_][\w./-]*$')
-
-
-class BadInput(ValueError):
-  """A setting to change before anything is submitted."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,13 +101,13 @@ def parse_args(argv: List[str]) -> Tuple[argparse.Namespace, List[str]]:
   add('--run_name', help='default: SCENARIO-YYYYMMDD-HHMMSS (UTC); the same name resumes')
   add('--learner_image', help='learner image URI (Artifact Registry)')
   add('--actor_image', help='actor image URI (Artifact Registry)')
-  add('--learner_machine_type')
+  add('--learner_machine_type', help="default: the scenario's (gcp/README.md)")
   add('--learner_accelerator_type',
       help=f'none or one of: {", ".join(vertex_spec.ACCELERATOR_MACHINES)}')
-  add('--learner_accelerator_count', type=int)
+  add('--learner_accelerator_count', type=int, help='GPUs on the learner')
   add('--actor_replicas', type=int, help='actor replicas (>= 1)')
-  add('--actor_machine_type')
-  add('--envs_per_actor', type=int)
+  add('--actor_machine_type', help="default: the scenario's")
+  add('--envs_per_actor', type=int, help='envs each actor steps (SEED_NUM_ENVS)')
   add('--gin_bindings', action='append', default=[], help='a gin binding (repeatable)')
   add('--spot', action='store_true', help='run on Spot VMs (scheduling strategy SPOT)')
   add('--tensorboard', help='Vertex TensorBoard: projects/P/locations/R/tensorboards/ID '
@@ -163,78 +137,6 @@ def _require(value: Optional[str], flag: str, pattern: re.Pattern, accepted: str
 def _at_least(value: int, flag: str, low: int, what: str) -> None:
   if value < low:
     raise BadInput(f'--{flag}={value}; expected an integer >= {low} ({what})')
-
-
-def pass_through(extras: List[str], known: Optional[repo_source.Flags]
-                 ) -> Tuple[Dict[str, object], Dict[str, object]]:
-  """--FLAG=VALUE arguments as (learner settings, actor settings), by who defines FLAG."""
-  learner, actor = {}, {}
-  items = list(extras)
-  while items:
-    item = items.pop(0)
-    if not item.startswith('--') or item == '--':
-      raise BadInput(f'unexpected argument {item!r}; flags take the form --FLAG=VALUE')
-    name, equals, value = item[2:].partition('=')
-    if known is None:  # no source to check against: all to the learner, as given
-      learner[name] = value if equals else 'true'
-      continue
-    kinds = {**known.actor, **known.learner}
-    if not equals and name not in kinds and kinds.get(name[2:]) in repo_source.BOOL_KINDS:
-      name, equals, value = name[2:], '=', 'false'  # --noFLAG
-    if name in RESERVED:
-      raise BadInput(f'--{name} cannot be set here: {RESERVED[name]}')
-    if name not in kinds:
-      raise BadInput(f'unknown flag --{name}; accepted: the flags of submit.py (--help), '
-                     f'and learner flags ({", ".join(sorted(set(known.learner) - set(RESERVED)))}'
-                     f') or actor flags ({", ".join(sorted(set(known.actor) - set(RESERVED)))})')
-    kind = kinds[name]
-    if not equals:
-      if kind in repo_source.BOOL_KINDS:
-        value = 'true'
-      elif items and not items[0].startswith('--'):
-        value = items.pop(0)
-      else:
-        raise BadInput(f'--{name} has no value; expected --{name}=VALUE')
-    checked = _typed(name, kind, value)
-    if name in known.learner:
-      learner[name] = checked
-    if name in known.actor:
-      actor[name] = checked
-  return learner, actor
-
-
-def _typed(name: str, kind: str, value: str) -> object:
-  """The value as given, once it parses as the flag's kind; a bool as True or False."""
-  try:
-    if kind in repo_source.INT_KINDS:
-      int(value)
-    elif kind in repo_source.FLOAT_KINDS:
-      float(value)
-  except ValueError:
-    raise BadInput(f'--{name}={value} is not a valid {kind}') from None
-  if kind in repo_source.BOOL_KINDS:
-    if value.lower() not in ('true', 'false', '1', '0'):
-      raise BadInput(f'--{name}={value}; expected true or false')
-    return value.lower() in ('true', '1')
-  return value
-
-
-def check_binding(binding: str, where: str, agent_class: str,
-                  configurables: Optional[Dict[str, set]]) -> None:
-  """A gin Configurable.parameter must exist, and not belong to another agent."""
-  match = re.match(r'^\s*(?:[\w.]+/)?([\w.]+)\s*(=|$)', binding)
-  if configurables is None or not match or '.' not in match.group(1):
-    return  # macros, imports and the like: gin checks them in the job
-  configurable, parameter = match.group(1).split('.')[-2:]
-  if configurable not in configurables:
-    raise BadInput(f'{where}: no gin configurable {configurable!r}; the scenario\'s agent is '
-                   f'{agent_class}, others: {", ".join(sorted(configurables))}')
-  if configurable.endswith('Agent') and configurable != agent_class:
-    raise BadInput(f'{where}: {configurable} is another agent; this scenario trains '
-                   f'{agent_class}')
-  if parameter not in configurables[configurable]:
-    raise BadInput(f'{where}: {configurable} has no parameter {parameter!r}; accepted: '
-                   f'{", ".join(sorted(configurables[configurable] - {"env_spec"}))}')
 
 
 def build(args: argparse.Namespace, extras: List[str]) -> Submission:
@@ -299,8 +201,8 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
   agents = repo_source.read_agent_classes() or {}
   agent_class = agents.get(scenario.agent, scenario.agent)
   for binding in args.gin_bindings:
-    check_binding(binding, f'--gin_bindings={binding}', agent_class, configurables)
-  learner_extra, actor_extra = pass_through(extras, known)
+    settings.check_binding(binding, f'--gin_bindings={binding}', agent_class, configurables)
+  learner_extra, actor_extra = settings.pass_through(extras, known)
   learner_settings = {'agent': scenario.agent, 'gin_file': scenario.gin_file,
                       'gin_bindings': args.gin_bindings,
                       **scenario.learner_flags, **learner_extra}
@@ -358,7 +260,7 @@ def sweep_parameters(args: argparse.Namespace, known: Optional[repo_source.Flags
   if not learner_settings.get('max_env_frames') and learner_settings.get('target_return') is None:
     raise BadInput('a sweep needs each trial to end: set --max_env_frames=N (N > 0) or '
                    '--target_return')
-  taken = set(ABSL_FLAGS) | (set(known.job) if known else set())
+  taken = set(settings.ABSL_FLAGS) | (set(known.job) if known else set())
   parameters = []
   for text in args.sweep_parameter:
     try:
@@ -374,7 +276,8 @@ def sweep_parameters(args: argparse.Namespace, known: Optional[repo_source.Flags
     if args.sweep_algorithm == 'grid' and 'doubleValueSpec' in parameter.spec:
       raise BadInput(f'--sweep_parameter={text}: grid search takes int, discrete and '
                      'categorical parameters, not double ranges')
-    check_binding(parameter.binding, f'--sweep_parameter={text}', agent_class, configurables)
+    settings.check_binding(parameter.binding, f'--sweep_parameter={text}', agent_class,
+                           configurables)
     parameters.append(parameter)
   return parameters
 

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Submits one training run to Slurm: the learner on the first node of the
+# allocation, NUM_ACTORS actors (ENVS_PER_ACTOR envs each) across all its nodes.
+# Same arguments as ./run_local.sh; checks them all before anything is submitted.
+#
+#   slurm/submit.sh ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [options] [learner/actor flags]
+#   slurm/submit.sh toy vtrace 2 4 --env=Catch --target_return=0.9 --return_window=100
+#   slurm/submit.sh atari vtrace 64 4 --nodes=4 --cpus_per_task=2 --time=2-00:00:00 \
+#       --env=atari:Breakout --run_dir=/shared/runs/breakout --sbatch=--partition=cpu
+#
+# Options (--NAME=VALUE or --NAME VALUE):
+#   --nodes=N              nodes to spread over (default 1; more than one: TLS + token)
+#   --cpus_per_task=C      CPUs for the learner and for each actor (default 1)
+#   --time=LIMIT           the job's time limit, as sbatch --time takes it
+#   --run_dir=DIR          run directory on a file system every node sees (default
+#                          runs/ENV_AGENT under the repository); resumed if it has a checkpoint
+#   --port=P               the learner's port (default 20000 + job id % 10000)
+#   --runtime=R            venv (default: the repository's .venv), podman or apptainer
+#                          (the images of docker/; default from SEED_SLURM_RUNTIME)
+#   --learner_image=REF, --actor_image=REF   images for podman/apptainer
+#   --stop_before_limit_s=S   SIGUSR1 this long before the time limit: the learner
+#                          checkpoints and the job requeues itself (default 300)
+#   --job_name=NAME        (default seed-ENV-AGENT)
+#   --sbatch=OPTION        passed to sbatch as it is (repeat it), e.g. --sbatch=--mem=16G
+#   --dry_run              print the sbatch command and the SEED_* settings; submit nothing
+# Any other --FLAG=VALUE is a flag of the learner or the actors (seed.learner.main,
+# seed.actors.main) or of seed-job, and reaches them as SEED_FLAG in the job's
+# environment; each process reads its own. SEED_* variables set here pass on too
+# (SEED_TLS=always: TLS even on one node).
+set -euo pipefail
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
+
+die() { echo "slurm/submit.sh: $*" >&2; exit 2; }
+valid_envs() { (cd "$REPO/gin" && ls -d */ | tr -d / | tr '\n' ' '); }
+valid_agents() { (cd "$REPO/gin/$1" && ls ./*.gin | sed 's|./||; s|.gin$||' | tr '\n' ' '); }
+positive() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
+
+if [ $# -lt 4 ]; then
+  echo "usage: slurm/submit.sh ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [options] [flags]" >&2
+  echo "  ENV: $(valid_envs)" >&2
+  exit 2
+fi
+ENV_NAME="$1"; AGENT="$2"; NUM_ACTORS="$3"; ENVS_PER_ACTOR="$4"; shift 4
+[ -d "$REPO/gin/$ENV_NAME" ] || die "unknown env '$ENV_NAME'; valid envs: $(valid_envs)"
+[ -f "$REPO/gin/$ENV_NAME/$AGENT.gin" ] ||
+  die "unknown agent '$AGENT' for env '$ENV_NAME'; valid agents: $(valid_agents "$ENV_NAME")"
+positive "$NUM_ACTORS" || die "NUM_ACTORS must be a positive integer, got '$NUM_ACTORS'"
+positive "$ENVS_PER_ACTOR" || die "ENVS_PER_ACTOR must be a positive integer, got '$ENVS_PER_ACTOR'"
+
+NODES=1 CPUS=1 TIME_LIMIT='' RUN_DIR='' PORT='' RUNTIME="${SEED_SLURM_RUNTIME:-venv}"
+LEARNER_IMAGE='' ACTOR_IMAGE='' STOP_BEFORE_S=300 JOB_NAME="seed-$ENV_NAME-$AGENT" DRY_RUN=0
+SBATCH_EXTRA=() FLAGS=()
+OWN_OPTIONS='nodes cpus_per_task time run_dir port runtime learner_image actor_image
+  stop_before_limit_s job_name sbatch'
+while [ $# -gt 0 ]; do
+  arg="$1"; shift
+  name="${arg%%=*}"; name="${name#--}"
+  if [[ "$arg" != --* ]]; then
+    die "unexpected argument '$arg'; options and flags look like --NAME=VALUE"
+  fi
+  if [ "$arg" = --dry_run ]; then DRY_RUN=1; continue; fi
+  if [[ " $(echo $OWN_OPTIONS) " != *" $name "* ]]; then FLAGS+=("$arg"); continue; fi
+  if [[ "$arg" == *=* ]]; then value="${arg#*=}"
+  elif [ $# -gt 0 ] && [[ "$1" != --* ]]; then value="$1"; shift
+  else die "--$name needs a value"; fi
+  case "$name" in
+    nodes) NODES="$value" ;;
+    cpus_per_task) CPUS="$value" ;;
+    time) TIME_LIMIT="$value" ;;
+    run_dir) RUN_DIR="$value" ;;
+    port) PORT="$value" ;;
+    runtime) RUNTIME="$value" ;;
+    learner_image) LEARNER_IMAGE="$value" ;;
+    actor_image) ACTOR_IMAGE="$value" ;;
+    stop_before_limit_s) STOP_BEFORE_S="$value" ;;
+    job_name) JOB_NAME="$value" ;;
+    sbatch) SBATCH_EXTRA+=("$value") ;;
+  esac
+done
+
+positive "$NODES" || die "--nodes must be a positive integer, got '$NODES'"
+# One task slot for the learner plus one per actor, at least one on every node.
+(( NODES <= NUM_ACTORS + 1 )) ||
+  die "--nodes=$NODES is more than the $((NUM_ACTORS + 1)) tasks (learner + $NUM_ACTORS actors) to place; use at most $((NUM_ACTORS + 1)) nodes or more actors"
+positive "$CPUS" || die "--cpus_per_task must be a positive integer, got '$CPUS'"
+if [ -n "$PORT" ] && ! { positive "$PORT" && (( PORT < 65536 )); }; then
+  die "--port must be 1-65535, got '$PORT'"
+fi
+[[ "$STOP_BEFORE_S" =~ ^[0-9]+$ ]] ||
+  die "--stop_before_limit_s must be a whole number of seconds, got '$STOP_BEFORE_S'"
+case "$RUNTIME" in
+  venv) ;;
+  podman|apptainer)
+    [ -n "$LEARNER_IMAGE" ] && [ -n "$ACTOR_IMAGE" ] ||
+      die "--runtime=$RUNTIME needs --learner_image and --actor_image (images built from docker/)"
+    command -v "$RUNTIME" >/dev/null || die "--runtime=$RUNTIME: '$RUNTIME' is not installed here" ;;
+  *) die "unknown --runtime '$RUNTIME'; accepted: venv, podman, apptainer" ;;
+esac
+[ -n "$JOB_NAME" ] || die "--job_name is empty"
+command -v sbatch >/dev/null || die "sbatch is not installed here (submit from a Slurm login node)"
+
+# The venv is made or updated here, where pip can reach its index; the job only
+# activates it. Image runtimes need none, but one found here still checks flag names.
+if [ "$RUNTIME" = venv ]; then
+  # shellcheck disable=SC1091
+  source "$REPO/scripts/venv.sh"
+  ensure_venv >&2
+fi
+PYTHON="${SEED_VENV:-$REPO/.venv}/bin/python"
+
+# Learner, actor and seed-job flags: names, and which are booleans (--[no]NAME).
+known_flags() {
+  for module in seed.learner.main seed.actors.main seed.cluster.job; do
+    # absl exits 1 after printing the help.
+    (cd "$REPO" && "$PYTHON" -m "$module" --helpshort 2>/dev/null || true) |
+      sed -nE 's/^  --(\[no\])?([a-z0-9_]+):.*/\2 \1/p'
+  done | sort -u
+}
+# What this script (or seed-job) sets, each with what to use instead.
+reserved_reason() {
+  case "$1" in
+    logdir) echo "the run directory is --run_dir" ;;
+    gin_file) echo "ENV and AGENT pick gin/ENV/AGENT.gin; bind values with --gin_bindings" ;;
+    num_envs) echo "ENVS_PER_ACTOR sets it" ;;
+    actor_id|role|learner_address|server_address|listen_host|job_id|print_command)
+      echo "the job sets it for every task" ;;
+    tls_cert_file|tls_key_file|tls_ca_file|auth_token_file)
+      echo "seed-job makes the job's certificate and token (see --tls)" ;;
+  esac
+}
+
+declare -A SETTINGS=() BOOLEANS=()
+KNOWN=()
+if [ ${#FLAGS[@]} -gt 0 ] && [ -x "$PYTHON" ]; then
+  while read -r flag boolean; do
+    KNOWN+=("$flag")
+    [ -n "$boolean" ] && BOOLEANS[$flag]=1
+  done < <(known_flags)
+  [ ${#KNOWN[@]} -gt 0 ] || die "could not list the learner's and actors' flags with $PYTHON"
+elif [ ${#FLAGS[@]} -gt 0 ]; then
+  echo "slurm/submit.sh: no venv at ${PYTHON%/bin/python}: flag names are not checked" >&2
+fi
+for arg in "${FLAGS[@]}"; do
+  name="${arg%%=*}"; name="${name#--}"
+  value=''; has_value=0
+  [[ "$arg" == *=* ]] && { value="${arg#*=}"; has_value=1; }
+  if [ $has_value = 0 ] && [[ "$name" == no* ]] && [ -n "${BOOLEANS[${name#no}]:-}" ]; then
+    name="${name#no}"; value=false; has_value=1
+  elif [ $has_value = 0 ] && [ -n "${BOOLEANS[$name]:-}" ]; then
+    value=true; has_value=1
+  fi
+  if [ ${#KNOWN[@]} -gt 0 ] && [[ " ${KNOWN[*]} " != *" $name "* ]]; then
+    die "unknown flag --$name; options: $(echo $OWN_OPTIONS | sed 's/\([a-z_]*\)/--\1/g') --dry_run; see also the flags of python -m seed.learner.main --helpshort, seed.actors.main and seed.cluster.job"
+  fi
+  reason="$(reserved_reason "$name")"
+  [ -z "$reason" ] || die "--$name is not for slurm/submit.sh: $reason"
+  [ $has_value = 1 ] || die "--$name needs a value: --$name=VALUE"
+  variable="SEED_${name^^}"
+  # A repeated flag is a multi-value flag: one value a line, as SEED_* takes them.
+  SETTINGS[$variable]="${SETTINGS[$variable]:+${SETTINGS[$variable]}$'\n'}$value"
+done
+
+# Absolute, so the job finds it from any node and any working directory.
+RUN_DIR="${RUN_DIR:-$REPO/runs/${ENV_NAME}_${AGENT}}"
+[[ "$RUN_DIR" == /* ]] || RUN_DIR="$PWD/$RUN_DIR"
+SETTINGS[SEED_RUN_DIR]="$RUN_DIR"
+SETTINGS[SEED_AGENT]="$AGENT"
+# Relative: the same path works in the repository and in the images (WORKDIR /opt/seed).
+SETTINGS[SEED_GIN_FILE]="gin/$ENV_NAME/$AGENT.gin"
+SETTINGS[SEED_NUM_ENVS]="$ENVS_PER_ACTOR"
+
+SBATCH=(sbatch --parsable --export=ALL --job-name="$JOB_NAME" --nodes="$NODES"
+  --ntasks=$((NUM_ACTORS + 1)) --cpus-per-task="$CPUS"
+  --output="$RUN_DIR/logs/slurm-%j.out" --open-mode=append --requeue
+  --signal="B:USR1@$STOP_BEFORE_S")
+[ -z "$TIME_LIMIT" ] || SBATCH+=(--time="$TIME_LIMIT")
+SBATCH+=("${SBATCH_EXTRA[@]}" "$REPO/slurm/train.sbatch" --repo="$REPO"
+  --num_actors="$NUM_ACTORS" --runtime="$RUNTIME")
+[ -z "$PORT" ] || SBATCH+=(--port="$PORT")
+[ "$RUNTIME" = venv ] || SBATCH+=(--learner_image="$LEARNER_IMAGE" --actor_image="$ACTOR_IMAGE")
+
+if [ "$DRY_RUN" = 1 ]; then
+  for variable in $(printf '%s\n' "${!SETTINGS[@]}" | sort); do
+    printf '%s=%q\n' "$variable" "${SETTINGS[$variable]}"
+  done
+  printf '%q ' "${SBATCH[@]}"; echo
+  exit 0
+fi
+for variable in "${!SETTINGS[@]}"; do export "$variable=${SETTINGS[$variable]}"; done
+mkdir -p "$RUN_DIR/logs"
+submitted="$("${SBATCH[@]}")"
+JOB_ID="${submitted%%;*}"
+echo "seed: submitted job $JOB_ID: $ENV_NAME/$AGENT, $NUM_ACTORS actors x $ENVS_PER_ACTOR envs" \
+  "on $NODES node(s); run directory $RUN_DIR; output $RUN_DIR/logs/slurm-$JOB_ID.out" >&2
+echo "$JOB_ID"

@@ -7,7 +7,7 @@ naming a parameter that does not exist stops the submission here, before a job
 costs anything, rather than in a replica minutes later.
 """
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import repo_source
 
@@ -41,9 +41,12 @@ ABSL_FLAGS = ('help', 'helpshort', 'helpfull', 'helpxml', 'flagfile', 'undefok',
               'use_cprofile_for_profiling')
 
 
-def pass_through(extras: List[str], known: Optional[repo_source.Flags]
-                 ) -> Tuple[Dict[str, object], Dict[str, object]]:
-  """--FLAG=VALUE arguments as (learner settings, actor settings), by who defines FLAG."""
+def pass_through(extras: List[str], known: Optional[repo_source.Flags],
+                 own: Set[str]) -> Tuple[Dict[str, object], Dict[str, object]]:
+  """--FLAG=VALUE arguments as (learner settings, actor settings), by who defines FLAG.
+
+  `own`: submit.py's flags, left out of the accepted lists an error gives.
+  """
   learner, actor = {}, {}
   items = list(extras)
   while items:
@@ -60,9 +63,10 @@ def pass_through(extras: List[str], known: Optional[repo_source.Flags]
     if name in RESERVED:
       raise BadInput(f'--{name} cannot be set here: {RESERVED[name]}')
     if name not in kinds:
+      hidden = set(RESERVED) | own  # set here or by submit.py's own flags
       raise BadInput(f'unknown flag --{name}; accepted: the flags of submit.py (--help), '
-                     f'and learner flags ({", ".join(sorted(set(known.learner) - set(RESERVED)))}'
-                     f') or actor flags ({", ".join(sorted(set(known.actor) - set(RESERVED)))})')
+                     f'and learner flags ({", ".join(sorted(set(known.learner) - hidden))}) '
+                     f'or actor flags ({", ".join(sorted(set(known.actor) - hidden))})')
     kind = kinds[name]
     if not equals:
       if kind in repo_source.BOOL_KINDS:

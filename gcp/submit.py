@@ -202,7 +202,7 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
   agent_class = agents.get(scenario.agent, scenario.agent)
   for binding in args.gin_bindings:
     settings.check_binding(binding, f'--gin_bindings={binding}', agent_class, configurables)
-  learner_extra, actor_extra = settings.pass_through(extras, known)
+  learner_extra, actor_extra = settings.pass_through(extras, known, set(vars(args)))
   learner_settings = {'agent': scenario.agent, 'gin_file': scenario.gin_file,
                       'gin_bindings': args.gin_bindings,
                       **scenario.learner_flags, **learner_extra}

@@ -29,6 +29,7 @@ import repo_source
 import settings
 import vertex_spec
 from settings import BadInput
+from vertex_spec import NO_ACCELERATOR
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +59,7 @@ SCENARIOS = {
     'atari_r2d2': Scenario('r2d2', 'gin/atari/r2d2.gin', 'n1-standard-8', 'NVIDIA_TESLA_T4',
                            1, 8, 'e2-standard-4', 16, {'max_env_frames': 50_000_000}),
     'mujoco_sac': Scenario('sac', 'gin/mujoco/sac.gin', 'e2-standard-8', 'none', 0,
-                           2, 'e2-standard-4', 1, {'max_env_frames': 1_000_000}),
+                           1, 'e2-standard-4', 2, {'max_env_frames': 1_000_000}),
     'mujoco_ppo': Scenario('ppo', 'gin/mujoco/ppo.gin', 'e2-standard-8', 'none', 0,
                            2, 'e2-standard-4', 16, {'max_env_frames': 1_000_000}),
     'dmc_sac': Scenario('sac', 'gin/dmc/sac.gin', 'e2-standard-8', 'none', 0,
@@ -145,6 +146,9 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
     raise BadInput(f'unknown scenario {args.scenario!r}; known scenarios: '
                    f'{", ".join(SCENARIOS)}')
   scenario = SCENARIOS[args.scenario]
+  if args.learner_accelerator_count is None and args.learner_accelerator_type is not None:
+    # A type given without a count: none means 0 GPUs, any other one.
+    args.learner_accelerator_count = int(args.learner_accelerator_type != NO_ACCELERATOR)
   for name, value in vars(args).items():  # the scenario's defaults for flags not given
     if value is None and hasattr(scenario, name):
       setattr(args, name, getattr(scenario, name))

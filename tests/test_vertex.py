@@ -71,10 +71,10 @@ SCENARIOS = {
         actor_env={'SEED_GIN_FILE': 'gin/atari/r2d2.gin', 'SEED_NUM_ENVS': '16'}),
     'mujoco_sac': dict(
         flags=['--env=mujoco:Hopper-v5', '--max_env_frames=3000000'],
-        learner=('e2-standard-8', None, None), actors=(2, 'e2-standard-4'),
+        learner=('e2-standard-8', None, None), actors=(1, 'e2-standard-4'),
         learner_env={'SEED_AGENT': 'sac', 'SEED_GIN_FILE': 'gin/mujoco/sac.gin',
                      'SEED_MAX_ENV_FRAMES': '3000000', 'SEED_ENV': 'mujoco:Hopper-v5'},
-        actor_env={'SEED_GIN_FILE': 'gin/mujoco/sac.gin', 'SEED_NUM_ENVS': '1',
+        actor_env={'SEED_GIN_FILE': 'gin/mujoco/sac.gin', 'SEED_NUM_ENVS': '2',
                    'SEED_ENV': 'mujoco:Hopper-v5'}),
     'mujoco_ppo': dict(
         flags=['--nocheckpoint_replay', '--actor_machine_type=n2-standard-4'],
@@ -262,6 +262,22 @@ def test_dry_run_prints_the_spec_and_the_command_and_submits_nothing(standin, tm
           f'--display-name={run_name} --labels=seed_scenario=toy_vtrace --config=SPEC.yaml '
           f'--access-token-file={token_file}') in result.stderr
   assert len(server.requests()) == before
+
+
+@pytest.mark.parametrize('script, flags, machine', [
+    ('train_atari_vtrace.sh', ['--learner_accelerator_type=none'],
+     {'machineType': 'n1-standard-8'}),
+    ('train_toy_vtrace.sh', ['--learner_machine_type=n1-standard-4',
+                             '--learner_accelerator_type=NVIDIA_TESLA_T4'],
+     {'machineType': 'n1-standard-4', 'acceleratorType': 'NVIDIA_TESLA_T4',
+      'acceleratorCount': 1}),
+])
+def test_an_accelerator_type_without_a_count_brings_its_own(standin, tmp_path, script,
+                                                           flags, machine):
+  _, env, _, _ = standin
+  result = run_script(script, SETTINGS + flags + ['--dry_run'], env, str(tmp_path))
+  assert result.returncode == 0, result.stderr
+  assert json.loads(result.stdout)['workerPoolSpecs'][0]['machineSpec'] == machine
 
 
 def without(flag):

@@ -140,18 +140,8 @@ def _at_least(value: int, flag: str, low: int, what: str) -> None:
     raise BadInput(f'--{flag}={value}; expected an integer >= {low} ({what})')
 
 
-def build(args: argparse.Namespace, extras: List[str]) -> Submission:
-  """What to submit for these arguments; BadInput when one is wrong."""
-  if args.scenario not in SCENARIOS:
-    raise BadInput(f'unknown scenario {args.scenario!r}; known scenarios: '
-                   f'{", ".join(SCENARIOS)}')
-  scenario = SCENARIOS[args.scenario]
-  if args.learner_accelerator_count is None and args.learner_accelerator_type is not None:
-    # A type given without a count: none means 0 GPUs, any other one.
-    args.learner_accelerator_count = int(args.learner_accelerator_type != NO_ACCELERATOR)
-  for name, value in vars(args).items():  # the scenario's defaults for flags not given
-    if value is None and hasattr(scenario, name):
-      setattr(args, name, getattr(scenario, name))
+def _where(args: argparse.Namespace) -> Tuple[str, str, str, str]:
+  """(project, region, bucket, run name), checked."""
   project = _require(args.project, 'project', _PROJECT,
                      'a Google Cloud project id such as my-project-123 '
                      '(or set CLOUDSDK_CORE_PROJECT)')
@@ -161,16 +151,20 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
   bucket = _require(args.bucket, 'bucket', _BUCKET,
                     'gs://BUCKET or gs://BUCKET/PREFIX, a Cloud Storage bucket the job\'s '
                     'service account can write').rstrip('/')
-  image_form = ('an image URI such as us-central1-docker.pkg.dev/PROJECT/seed/{}:TAG '
-                '(Artifact Registry)')
-  learner_image = _require(args.learner_image, 'learner_image', _IMAGE,
-                           image_form.format('seed-learner'))
-  actor_image = _require(args.actor_image, 'actor_image', _IMAGE,
-                         image_form.format('seed-actor'))
   run_name = args.run_name or (
       f'{args.scenario}-{datetime.datetime.now(datetime.timezone.utc):%Y%m%d-%H%M%S}')
   _require(run_name, 'run_name', _RUN_NAME,
            'letters, digits, . _ - (at most 100, starting with a letter or digit)')
+  return project, region, bucket, run_name
+
+
+def _images(args: argparse.Namespace) -> Tuple[str, str]:
+  form = 'an image URI such as us-central1-docker.pkg.dev/PROJECT/seed/{}:TAG (Artifact Registry)'
+  return (_require(args.learner_image, 'learner_image', _IMAGE, form.format('seed-learner')),
+          _require(args.actor_image, 'actor_image', _IMAGE, form.format('seed-actor')))
+
+
+def _check_machines(args: argparse.Namespace) -> None:
   for pool in ('learner', 'actor'):
     _require(getattr(args, f'{pool}_machine_type'), f'{pool}_machine_type', _MACHINE,
              'a Compute Engine machine type such as n1-standard-8 or e2-standard-4')
@@ -185,6 +179,9 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
   if args.actor_machine_type.startswith(vertex_spec.GPU_ONLY_FAMILIES):
     raise BadInput(f'--actor_machine_type={args.actor_machine_type} comes with GPUs, which '
                    'actors do not use; expected a CPU machine type such as e2-standard-4')
+
+
+def _check_tensorboard(args: argparse.Namespace, region: str) -> None:
   if args.tensorboard:
     match = _TENSORBOARD.match(args.tensorboard)
     if not match:
@@ -199,6 +196,24 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
   if args.service_account:
     _require(args.service_account, 'service_account', _EMAIL,
              'a service account email such as seed-trainer@PROJECT.iam.gserviceaccount.com')
+
+
+def build(args: argparse.Namespace, extras: List[str]) -> Submission:
+  """What to submit for these arguments; BadInput when one is wrong."""
+  if args.scenario not in SCENARIOS:
+    raise BadInput(f'unknown scenario {args.scenario!r}; known scenarios: '
+                   f'{", ".join(SCENARIOS)}')
+  scenario = SCENARIOS[args.scenario]
+  if args.learner_accelerator_count is None and args.learner_accelerator_type is not None:
+    # A type given without a count: none means 0 GPUs, any other one.
+    args.learner_accelerator_count = int(args.learner_accelerator_type != NO_ACCELERATOR)
+  for name, value in vars(args).items():  # the scenario's defaults for flags not given
+    if value is None and hasattr(scenario, name):
+      setattr(args, name, getattr(scenario, name))
+  project, region, bucket, run_name = _where(args)
+  learner_image, actor_image = _images(args)
+  _check_machines(args)
+  _check_tensorboard(args, region)
 
   known = repo_source.read_flags()
   configurables = repo_source.read_configurables()

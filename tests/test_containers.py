@@ -109,6 +109,29 @@ def test_entry_points_answer_help(podman, seed_images, image, flag):
     assert flag in output, output  # Both list the entry point's own flags.
 
 
+def test_both_images_run_seed_job_and_the_learner_image_makes_tls_files(podman, seed_images):
+  spec = {'cluster': {'workerpool0': ['workerpool0-ab-0:2222'],
+                      'workerpool1': ['workerpool1-ab-0:2222']}}
+  env = {'CLOUD_ML_JOB_ID': '7', 'AIP_CHECKPOINT_DIR': 'gs://b/runs/x/checkpoints/'}
+  for image, task_type in (('learner', 'workerpool0'), ('actor', 'workerpool1')):
+    task_env = dict(env, CLUSTER_SPEC=json.dumps({**spec, 'task': {'type': task_type,
+                                                                   'index': 0}}))
+    result = podman.run_once(seed_images[image].tag, ['--print_command'], entrypoint='seed-job',
+                             env=task_env, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    described = _last_json_line(result.stdout)
+    assert described['role'] == image, described
+    assert described['command'][2] == f'seed.{image}{"s" if image == "actor" else ""}.main'
+  # In a job the learner replica makes the CA, its certificate and the token (openssl).
+  result = podman.run_once(
+      seed_images['learner'].tag,
+      ['-c', 'from seed.cluster import tls_bootstrap; import os; '
+             'tls_bootstrap.publish("/tmp/tls", "workerpool0-ab-0"); '
+             'print(sorted(os.listdir("/tmp/tls")))'], entrypoint='python', timeout=120)
+  assert result.returncode == 0, result.stdout + result.stderr
+  assert "['ca.crt', 'ready', 'tls.crt', 'tls.key', 'token']" in result.stdout, result.stdout
+
+
 def test_actor_image_without_settings_names_the_missing_address(podman, seed_images):
   started = time.monotonic()
   result = podman.run_once(seed_images['actor'].tag, timeout=120)

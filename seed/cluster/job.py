@@ -189,8 +189,11 @@ def main(argv: Sequence[str]) -> None:
     else:
       run_dir = None
     summary_dir = run_paths.summary_dir(FLAGS.summary_dir, environ)
-    if run_dir and role.kind == roles.LEARNER:
-      os.makedirs(run_dir, exist_ok=True)
+    if run_dir and role.kind == roles.LEARNER and not FLAGS.print_command:
+      try:
+        os.makedirs(run_dir, exist_ok=True)
+      except OSError as e:
+        raise ValueError(f'cannot make the run directory {run_dir!r}: {e.strerror}') from None
     command = build_command(role, environ, run_dir=run_dir, listen_host=FLAGS.listen_host,
                             summary_dir=summary_dir,
                             tls=FLAGS.tls, job=job_id(FLAGS.job_id, environ),

@@ -128,7 +128,7 @@ def test_a_vertex_learner_replica_serves_tls_on_its_pool_port_into_the_bucket():
   tls = '/gcs/b/runs/x/tls/4242-workerpool0-1a2b-0'
   assert (out['role'], out['learner_address'], out['source']) == (
       'learner', POOL0, 'CLUSTER_SPEC')
-  assert out['command'][1:] == [
+  assert out['commands'][0][1:] == [
       '-m', 'seed.learner.main', '--logdir=/gcs/b/runs/x', '--server_address=0.0.0.0:2222',
       '--summary_dir=/gcs/b/runs/x/logs', f'--tls_cert_file={tls}/tls.crt',
       f'--tls_key_file={tls}/tls.key', f'--auth_token_file={tls}/token',
@@ -138,23 +138,30 @@ def test_a_vertex_learner_replica_serves_tls_on_its_pool_port_into_the_bucket():
 def test_a_vertex_actor_replica_dials_pool0_with_the_jobs_ca():
   out = print_command(dict(VERTEX_ENV, CLUSTER_SPEC=cluster_spec('workerpool1', 1)))
   tls = '/gcs/b/runs/x/tls/4242-workerpool0-1a2b-0'
-  assert (out['role'], out['actor_id']) == ('actor', 1)
-  assert out['command'][1:] == [
+  assert (out['role'], out['actor_ids']) == ('actor', [1])
+  assert out['commands'][0][1:] == [
       '-m', 'seed.actors.main', f'--server_address={POOL0}', '--actor_id=1',
       f'--tls_ca_file={tls}/ca.crt', f'--auth_token_file={tls}/token']
+
+
+def test_a_replica_with_several_actor_processes_numbers_them_apart():
+  out = print_command(dict(VERTEX_ENV, CLUSTER_SPEC=cluster_spec('workerpool1', 1),
+                           SEED_ACTORS_PER_REPLICA='4'))
+  assert out['actor_ids'] == [4, 5, 6, 7]
+  assert [c[4] for c in out['commands']] == [f'--actor_id={i}' for i in range(4, 8)]
 
 
 def test_explicit_roles_on_one_host_stay_on_localhost_in_plaintext():
   learner = print_command({}, '--role=learner', '--learner_address=localhost:8686',
                           '--run_dir=/tmp/seed-runs/x')
   actor = print_command({}, '--role=actor', '--actor_id=0', '--learner_address=localhost:8686')
-  assert learner['command'][3:] == ['--logdir=/tmp/seed-runs/x',
+  assert learner['commands'][0][3:] == ['--logdir=/tmp/seed-runs/x',
                                     '--server_address=localhost:8686']
-  assert actor['command'][3:] == ['--server_address=localhost:8686', '--actor_id=0']
+  assert actor['commands'][0][3:] == ['--server_address=localhost:8686', '--actor_id=0']
   # TLS by name on one test host: listen where told, certificate for the name dialled.
   forced = print_command({}, '--role=learner', '--learner_address=node1:8686', '--tls=always',
                          '--listen_host=127.0.0.1', '--run_dir=/tmp/seed-runs/x', '--job_id=j')
-  assert forced['command'][3:6] == ['--logdir=/tmp/seed-runs/x', '--server_address=127.0.0.1:8686',
+  assert forced['commands'][0][3:6] == ['--logdir=/tmp/seed-runs/x', '--server_address=127.0.0.1:8686',
                                     '--tls_cert_file=/tmp/seed-runs/x/tls/j-node1/tls.crt']
 
 
@@ -165,6 +172,8 @@ def test_explicit_roles_on_one_host_stay_on_localhost_in_plaintext():
     ({'CLUSTER_SPEC': cluster_spec('workerpool1', 0)}, ['--run_dir=/tmp/x'],
      'needs a run directory shared by all replicas (--run_dir) and a job id'),
     ({'SEED_ROLE': 'evaluator'}, [], "SEED_ROLE='evaluator' is not a valid value for --role"),
+    ({'CLUSTER_SPEC': cluster_spec('workerpool1', 0)}, ['--tls=never', '--actors_per_replica=0'],
+     '--actors_per_replica=0; expected an integer >= 1'),
     (VERTEX_ENV | {'CLUSTER_SPEC': cluster_spec('workerpool0', 0)}, ['--lr=1'],
      'unknown argument --lr=1; sweep parameters accepted: none'),
 ])
@@ -206,9 +215,9 @@ def _frames(run_dir):
 
 
 def _stop(processes):
-  for process in processes:
+  for process in processes:  # To seed-job's pid: it passes the signal on to its actors.
     if process.poll() is None:
-      os.killpg(process.pid, signal.SIGTERM)
+      os.kill(process.pid, signal.SIGTERM)
   for process in processes:
     try:
       process.wait(timeout=60)
@@ -226,7 +235,7 @@ def test_replicas_on_two_hosts_meet_over_job_made_tls_and_a_resubmission_resumes
   pools = {'workerpool0': [learner_address], 'workerpool1': [f'{hosts.address_b}:2222']}
   metrics_file = tmp_path / 'hypertune' / 'output.metrics'
   common = {'SEED_GIN_FILE': 'gin/toy/vtrace.gin', 'SEED_GIN_BINDINGS': "EnvConfig.name='Catch'",
-            'SEED_NUM_ENVS': '4', 'SEED_RETURN_WINDOW': '10', 'SEED_PROGRESS_INTERVAL_S': '1',
+            'SEED_NUM_ENVS': '2', 'SEED_ACTORS_PER_REPLICA': '2', 'SEED_RETURN_WINDOW': '10', 'SEED_PROGRESS_INTERVAL_S': '1',
             'SEED_HYPERTUNE_METRIC': 'episode_return',
             'CLOUD_ML_HP_METRIC_FILE': str(metrics_file)}
   sweep = ['--sweep_binding=lr=VTraceAgent.learning_rate', '--lr=0.002']
@@ -254,7 +263,10 @@ def test_replicas_on_two_hosts_meet_over_job_made_tls_and_a_resubmission_resumes
     assert os.listdir(run_dir / 'ckpt'), 'no checkpoint after SIGTERM'
     learner_log, actor_log = (open(p).read() for p in logs)
     assert 'learner listening on 0.0.0.0:2222 (port 2222, TLS)' in learner_log, learner_log
-    assert 'split 0 connected to learner' in actor_log, actor_log
+    for actor_id in (0, 1):  # Both actor processes of the replica, each stopped cleanly.
+      assert f'actor {actor_id} split 0 connected to learner' in actor_log, actor_log
+      assert f'actor {actor_id} stopped after' in actor_log, actor_log
+    assert replicas[1].returncode == 0, actor_log
     assert (run_dir / 'tls' / f'job-1-{hosts.address_a}' / 'ready').exists()
     assert not (run_dir / 'tls' / f'job-1-{hosts.address_a}' / 'ca.key').exists()
     assert 'VTraceAgent.learning_rate = 0.002' in (run_dir / 'operative_config.gin').read_text()

@@ -121,7 +121,7 @@ def test_both_images_run_seed_job_and_the_learner_image_makes_tls_files(podman, 
     assert result.returncode == 0, result.stdout + result.stderr
     described = _last_json_line(result.stdout)
     assert described['role'] == image, described
-    assert described['command'][2] == f'seed.{image}{"s" if image == "actor" else ""}.main'
+    assert described['commands'][0][2] == f'seed.{image}{"s" if image == "actor" else ""}.main'
   # In a job the learner replica makes the CA, its certificate and the token (openssl).
   result = podman.run_once(
       seed_images['learner'].tag,

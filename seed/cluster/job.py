@@ -15,12 +15,15 @@ Arguments --NAME=VALUE declared by --sweep_binding=NAME=Configurable.parameter
 become gin bindings: that is how a Vertex AI tuning trial's parameters arrive.
 No TensorFlow here: actor images run this.
 
---print_command prints what it would run (role, address, the command) and exits.
+--print_command prints what it would run (role, address, the commands) and exits.
 """
+import dataclasses
 import json
 import logging
 import os
 import re
+import signal
+import subprocess
 import sys
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -52,6 +55,8 @@ flags.DEFINE_float('bootstrap_timeout_s', 900.0, 'How long an actor waits for th
                    'TLS files.')
 flags.DEFINE_multi_string('sweep_binding', [], 'NAME=Configurable.parameter: an argument '
                           '--NAME=VALUE becomes the gin binding Configurable.parameter=VALUE.')
+flags.DEFINE_integer('actors_per_replica', 1, 'Actor processes this replica runs (about one '
+                     'core each); replica i runs actors i*N .. i*N+N-1.')
 flags.DEFINE_bool('print_command', False, 'Print the role and the command, run nothing.')
 
 _NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
@@ -194,24 +199,52 @@ def main(argv: Sequence[str]) -> None:
         os.makedirs(run_dir, exist_ok=True)
       except OSError as e:
         raise ValueError(f'cannot make the run directory {run_dir!r}: {e.strerror}') from None
-    command = build_command(role, environ, run_dir=run_dir, listen_host=FLAGS.listen_host,
-                            summary_dir=summary_dir,
-                            tls=FLAGS.tls, job=job_id(FLAGS.job_id, environ),
-                            bootstrap_timeout_s=FLAGS.bootstrap_timeout_s,
-                            extra_bindings=bindings, make_files=not FLAGS.print_command)
+    if FLAGS.actors_per_replica < 1:
+      raise ValueError(f'--actors_per_replica={FLAGS.actors_per_replica}; expected an '
+                       'integer >= 1')
+    # An actor process steps its envs on about one core: a replica with more cores
+    # runs several, numbered so that ids stay unique across replicas.
+    processes = ([role] if role.kind == roles.LEARNER else
+                 [dataclasses.replace(role, actor_id=role.actor_id * FLAGS.actors_per_replica + i)
+                  for i in range(FLAGS.actors_per_replica)])
+    commands = [build_command(process, environ, run_dir=run_dir, listen_host=FLAGS.listen_host,
+                              summary_dir=summary_dir, tls=FLAGS.tls,
+                              job=job_id(FLAGS.job_id, environ),
+                              bootstrap_timeout_s=FLAGS.bootstrap_timeout_s,
+                              extra_bindings=bindings, make_files=not FLAGS.print_command)
+                for process in processes]
   except (ValueError, TimeoutError, RuntimeError) as e:
     logging.error('seed-job: %s', e)
     sys.exit(2)
-  described = {'role': role.kind, 'actor_id': role.actor_id,
+  described = {'role': role.kind, 'actor_ids': [p.actor_id for p in processes],
                'learner_address': role.learner_address, 'source': role.source,
-               'command': command}
+               'commands': commands}
   if FLAGS.print_command:
     print(json.dumps(described))
     return
   logging.info('seed-job: %s', json.dumps(described))
   sys.stdout.flush()
   sys.stderr.flush()
-  os.execv(command[0], command)
+  if len(commands) == 1:
+    os.execv(commands[0][0], commands[0])
+  sys.exit(_run_all(commands))
+
+
+def _run_all(commands: Sequence[Sequence[str]]) -> int:
+  """Runs the actor processes side by side, passes SIGINT/SIGTERM on, and exits with
+  the first failure's code (0 when all ended well)."""
+  children = [subprocess.Popen(list(command)) for command in commands]
+
+  def forward(signum, frame):
+    del frame
+    for child in children:
+      if child.poll() is None:
+        child.send_signal(signum)
+
+  for signum in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(signum, forward)
+  codes = [child.wait() for child in children]
+  return next((code for code in codes if code != 0), 0)
 
 
 def _parse_known(argv: List[str]) -> List[str]:

@@ -22,7 +22,7 @@ RESERVED = {
               '(--bucket, --run_name)',
     'summary_dir': 'seed-job sets it from the job (AIP_TENSORBOARD_LOG_DIR)',
     'server_address': "seed-job sets it from Vertex's CLUSTER_SPEC",
-    'actor_id': "seed-job sets it: an actor's id is its replica index",
+    'actor_id': "seed-job sets it: replica i runs actors i*N .. i*N+N-1 (--actors_per_replica=N)",
     'tls_cert_file': 'seed-job makes TLS files and a token inside the job; no secret '
                      'goes in a job spec',
     'agent': 'the scenario sets it (--scenario)',

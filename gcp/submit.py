@@ -43,27 +43,29 @@ class Scenario:
   actor_replicas: int
   actor_machine_type: str
   envs_per_actor: int
+  actors_per_replica: int        # actor processes per replica: about one core each
   learner_flags: Mapping[str, object]  # a budget, so that a run ends by itself
 
 
-# One actor replica is one seed-actor process, which steps its envs on about one
-# core (docs/performance.md): small actor machines, several replicas. Why these
+# An actor process steps its envs on about one core (docs/performance.md), so a
+# replica runs one per vCPU (seed-job --actors_per_replica): small actor machines,
+# several replicas. Why these
 # numbers, and what they cost: gcp/README.md.
 SCENARIOS = {
     'toy_vtrace': Scenario('vtrace', 'gin/toy/vtrace.gin', 'e2-standard-4', 'none', 0,
-                           2, 'e2-standard-4', 4,
+                           2, 'e2-standard-4', 4, 1,
                            {'target_return': 400, 'max_env_frames': 2_000_000}),
     'atari_vtrace': Scenario('vtrace', 'gin/atari/vtrace.gin', 'n1-standard-8',
-                             'NVIDIA_TESLA_T4', 1, 8, 'e2-standard-4', 16,
+                             'NVIDIA_TESLA_T4', 1, 8, 'e2-standard-4', 4, 4,
                              {'max_env_frames': 50_000_000}),
     'atari_r2d2': Scenario('r2d2', 'gin/atari/r2d2.gin', 'n1-standard-8', 'NVIDIA_TESLA_T4',
-                           1, 8, 'e2-standard-4', 16, {'max_env_frames': 50_000_000}),
+                           1, 8, 'e2-standard-4', 4, 4, {'max_env_frames': 50_000_000}),
     'mujoco_sac': Scenario('sac', 'gin/mujoco/sac.gin', 'e2-standard-8', 'none', 0,
-                           1, 'e2-standard-4', 2, {'max_env_frames': 1_000_000}),
+                           1, 'e2-standard-4', 2, 1, {'max_env_frames': 1_000_000}),
     'mujoco_ppo': Scenario('ppo', 'gin/mujoco/ppo.gin', 'e2-standard-8', 'none', 0,
-                           2, 'e2-standard-4', 16, {'max_env_frames': 1_000_000}),
+                           2, 'e2-standard-4', 4, 4, {'max_env_frames': 1_000_000}),
     'dmc_sac': Scenario('sac', 'gin/dmc/sac.gin', 'e2-standard-8', 'none', 0,
-                        1, 'e2-standard-4', 2, {'max_env_frames': 1_000_000}),
+                        1, 'e2-standard-4', 2, 1, {'max_env_frames': 1_000_000}),
 }
 
 _PROJECT = re.compile(r'^([a-z][a-z0-9.-]*:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$')
@@ -108,7 +110,9 @@ def parse_args(argv: List[str]) -> Tuple[argparse.Namespace, List[str]]:
   add('--learner_accelerator_count', type=int, help='GPUs on the learner')
   add('--actor_replicas', type=int, help='actor replicas (>= 1)')
   add('--actor_machine_type', help="default: the scenario's")
-  add('--envs_per_actor', type=int, help='envs each actor steps (SEED_NUM_ENVS)')
+  add('--envs_per_actor', type=int, help='envs each actor process steps (SEED_NUM_ENVS)')
+  add('--actors_per_replica', type=int,
+      help='actor processes per actor replica, about one vCPU each (SEED_ACTORS_PER_REPLICA)')
   add('--gin_bindings', action='append', default=[], help='a gin binding (repeatable)')
   add('--spot', action='store_true', help='run on Spot VMs (scheduling strategy SPOT)')
   add('--tensorboard', help='Vertex TensorBoard: projects/P/locations/R/tensorboards/ID '
@@ -170,6 +174,7 @@ def _check_machines(args: argparse.Namespace) -> None:
              'a Compute Engine machine type such as n1-standard-8 or e2-standard-4')
   _at_least(args.actor_replicas, 'actor_replicas', 1, 'actor replicas in worker pool 1')
   _at_least(args.envs_per_actor, 'envs_per_actor', 1, 'envs stepped by each actor')
+  _at_least(args.actors_per_replica, 'actors_per_replica', 1, 'actor processes per replica')
   _at_least(args.learner_accelerator_count, 'learner_accelerator_count', 0, 'GPUs')
   try:
     vertex_spec.check_machine('learner', args.learner_machine_type,
@@ -226,7 +231,8 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
                       'gin_bindings': args.gin_bindings,
                       **scenario.learner_flags, **learner_extra}
   actor_settings = {'gin_file': scenario.gin_file, 'gin_bindings': args.gin_bindings,
-                    'num_envs': args.envs_per_actor, **actor_extra}
+                    'num_envs': args.envs_per_actor,
+                    'actors_per_replica': args.actors_per_replica, **actor_extra}
 
   sweep = sweep_parameters(args, known, agent_class, configurables, learner_settings)
   trial_args = [p.sweep_binding for p in sweep]

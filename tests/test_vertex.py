@@ -47,12 +47,13 @@ SCENARIOS = {
         learner=('e2-standard-4', None, None), actors=(2, 'e2-standard-4'),
         learner_env={'SEED_AGENT': 'vtrace', 'SEED_GIN_FILE': 'gin/toy/vtrace.gin',
                      'SEED_TARGET_RETURN': '400', 'SEED_MAX_ENV_FRAMES': '2000000'},
-        actor_env={'SEED_GIN_FILE': 'gin/toy/vtrace.gin', 'SEED_NUM_ENVS': '4'}),
+        actor_env={'SEED_GIN_FILE': 'gin/toy/vtrace.gin', 'SEED_NUM_ENVS': '4',
+                   'SEED_ACTORS_PER_REPLICA': '1'}),
     'atari_vtrace': dict(
         flags=['--spot', f'--tensorboard={TENSORBOARD}', f'--service_account={SERVICE_ACCOUNT}',
                "--gin_bindings=EnvConfig.name='atari:Breakout'",
                '--gin_bindings=VTraceAgent.entropy_cost=0.005', '--target_return=20',
-               '--num_splits=2', '--seed', '7', '--envs_per_actor=12'],
+               '--num_splits=2', '--seed', '7', '--envs_per_actor=12', '--actors_per_replica=2'],
         learner=('n1-standard-8', 'NVIDIA_TESLA_T4', 1), actors=(8, 'e2-standard-4'),
         learner_env={'SEED_AGENT': 'vtrace', 'SEED_GIN_FILE': 'gin/atari/vtrace.gin',
                      'SEED_GIN_BINDINGS': "EnvConfig.name='atari:Breakout'\n"
@@ -62,33 +63,38 @@ SCENARIOS = {
         actor_env={'SEED_GIN_FILE': 'gin/atari/vtrace.gin',
                    'SEED_GIN_BINDINGS': "EnvConfig.name='atari:Breakout'\n"
                                         'VTraceAgent.entropy_cost=0.005',
-                   'SEED_NUM_ENVS': '12', 'SEED_NUM_SPLITS': '2', 'SEED_SEED': '7'}),
+                   'SEED_NUM_ENVS': '12', 'SEED_ACTORS_PER_REPLICA': '2', 'SEED_NUM_SPLITS': '2',
+                   'SEED_SEED': '7'}),
     'atari_r2d2': dict(
         flags=['--actor_replicas=3', '--learner_accelerator_type=NVIDIA_TESLA_V100'],
         learner=('n1-standard-8', 'NVIDIA_TESLA_V100', 1), actors=(3, 'e2-standard-4'),
         learner_env={'SEED_AGENT': 'r2d2', 'SEED_GIN_FILE': 'gin/atari/r2d2.gin',
                      'SEED_MAX_ENV_FRAMES': '50000000'},
-        actor_env={'SEED_GIN_FILE': 'gin/atari/r2d2.gin', 'SEED_NUM_ENVS': '16'}),
+        actor_env={'SEED_GIN_FILE': 'gin/atari/r2d2.gin', 'SEED_NUM_ENVS': '4',
+                   'SEED_ACTORS_PER_REPLICA': '4'}),
     'mujoco_sac': dict(
         flags=['--env=mujoco:Hopper-v5', '--max_env_frames=3000000'],
         learner=('e2-standard-8', None, None), actors=(1, 'e2-standard-4'),
         learner_env={'SEED_AGENT': 'sac', 'SEED_GIN_FILE': 'gin/mujoco/sac.gin',
                      'SEED_MAX_ENV_FRAMES': '3000000', 'SEED_ENV': 'mujoco:Hopper-v5'},
         actor_env={'SEED_GIN_FILE': 'gin/mujoco/sac.gin', 'SEED_NUM_ENVS': '2',
+                   'SEED_ACTORS_PER_REPLICA': '1',
                    'SEED_ENV': 'mujoco:Hopper-v5'}),
     'mujoco_ppo': dict(
         flags=['--nocheckpoint_replay', '--actor_machine_type=n2-standard-4'],
         learner=('e2-standard-8', None, None), actors=(2, 'n2-standard-4'),
         learner_env={'SEED_AGENT': 'ppo', 'SEED_GIN_FILE': 'gin/mujoco/ppo.gin',
                      'SEED_MAX_ENV_FRAMES': '1000000', 'SEED_CHECKPOINT_REPLAY': 'false'},
-        actor_env={'SEED_GIN_FILE': 'gin/mujoco/ppo.gin', 'SEED_NUM_ENVS': '16'}),
+        actor_env={'SEED_GIN_FILE': 'gin/mujoco/ppo.gin', 'SEED_NUM_ENVS': '4',
+                   'SEED_ACTORS_PER_REPLICA': '4'}),
     'dmc_sac': dict(
         flags=['--learner_machine_type=g2-standard-8', '--learner_accelerator_type=NVIDIA_L4',
                '--learner_accelerator_count=1'],
         learner=('g2-standard-8', 'NVIDIA_L4', 1), actors=(1, 'e2-standard-4'),
         learner_env={'SEED_AGENT': 'sac', 'SEED_GIN_FILE': 'gin/dmc/sac.gin',
                      'SEED_MAX_ENV_FRAMES': '1000000'},
-        actor_env={'SEED_GIN_FILE': 'gin/dmc/sac.gin', 'SEED_NUM_ENVS': '2'}),
+        actor_env={'SEED_GIN_FILE': 'gin/dmc/sac.gin', 'SEED_NUM_ENVS': '2',
+                   'SEED_ACTORS_PER_REPLICA': '1'}),
 }
 SWEEP_FLAGS = [
     '--sweep_parameter=learning_rate=VTraceAgent.learning_rate:double:1e-5:1e-2:log',

@@ -126,10 +126,13 @@ class SlurmCluster:
 
   cpus: CPUs the node offers. More than the machine has is allowed (slurmd's
   config_overrides): a learner and two actors need three task slots on a 2-core VM.
+  cred_expire_s: lifetime of job step credentials, and so how long a requeued job
+  waits before it starts again.
   """
 
-  def __init__(self, cpus: int = 4, real_memory_mb: int = 4000):
+  def __init__(self, cpus: int = 4, real_memory_mb: int = 4000, cred_expire_s: int = 5):
     self.cpus = cpus
+    self.cred_expire_s = cred_expire_s
     self.real_memory_mb = real_memory_mb
     self.node = socket.gethostname().split('.')[0]
     self.root: Optional[str] = None
@@ -196,7 +199,9 @@ class SlurmCluster:
         f'SlurmdPort={port_d}',
         'AuthType=auth/munge',
         'CredType=cred/munge',
-        f'AuthInfo=socket={self.path("munge", "munge.sock")}',
+        # cred_expire: also how long a requeued job waits before it may start again
+        # (Slurm's default, 120 s, would be most of a test's time).
+        f'AuthInfo=socket={self.path("munge", "munge.sock")},cred_expire={self.cred_expire_s}',
         # No cgroups: the tests may run in a container without a writable cgroup tree.
         'ProctrackType=proctrack/linuxproc',
         'TaskPlugin=task/none',
@@ -212,6 +217,9 @@ class SlurmCluster:
         f'SlurmctldLogFile={self.path("log", "slurmctld.log")}',
         f'SlurmdLogFile={self.path("log", "slurmd.log")}',
         'MpiDefault=none',
+        # Look at pending jobs every 2 s (default 60): a requeued job starts once
+        # its begin time has come, not up to a minute later.
+        'SchedulerParameters=sched_interval=2',
         'ReturnToService=2',
         'JobCompType=jobcomp/none',
         'AccountingStorageType=accounting_storage/none',

@@ -183,7 +183,8 @@ if [ "$DRY_RUN" = 1 ]; then
   for variable in $(printf '%s\n' "${!SETTINGS[@]}" | sort); do
     printf '%s=%q\n' "$variable" "${SETTINGS[$variable]}"
   done
-  printf '%q ' "${SBATCH[@]}"; echo
+  line="$(printf '%q ' "${SBATCH[@]}")"
+  echo "${line% }"
   exit 0
 fi
 for variable in "${!SETTINGS[@]}"; do export "$variable=${SETTINGS[$variable]}"; done

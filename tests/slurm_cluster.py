@@ -29,6 +29,8 @@ import tempfile
 import time
 from typing import Dict, Iterable, List, Optional
 
+from tests.server_harness import free_port
+
 PREFIX = 'seed-slurm-'  # Temp dirs of clusters, under tempfile.gettempdir().
 SBIN_PATH = '/usr/sbin:/sbin'
 DAEMONS = ('munged', 'slurmctld', 'slurmd')
@@ -51,12 +53,6 @@ def unavailable_reason() -> Optional[str]:
       package = 'munge' if tool == 'munged' else 'slurm-wlm'
       return f'{tool} is not installed (apt-get install slurm-wlm munge; missing: {package})'
   return None
-
-
-def _free_port() -> int:
-  with socket.socket() as s:
-    s.bind(('', 0))
-    return s.getsockname()[1]
 
 
 def _read_pid(path: str) -> Optional[int]:
@@ -191,7 +187,7 @@ class SlurmCluster:
     return self
 
   def _write_conf(self) -> None:
-    port_ctld, port_d = _free_port(), _free_port()
+    port_ctld, port_d = free_port(), free_port()
     lines = [
         'ClusterName=seedtest',
         f'SlurmctldHost={self.node}(127.0.0.1)',
@@ -203,10 +199,12 @@ class SlurmCluster:
         # (Slurm's default, 120 s, would be most of a test's time).
         f'AuthInfo=socket={self.path("munge", "munge.sock")},cred_expire={self.cred_expire_s}',
         # No cgroups: the tests may run in a container without a writable cgroup tree.
+        # Memory is counted (CR_Core_Memory), not enforced, as on most clusters.
         'ProctrackType=proctrack/linuxproc',
         'TaskPlugin=task/none',
         'SelectType=select/cons_tres',
-        'SelectTypeParameters=CR_Core',
+        'SelectTypeParameters=CR_Core_Memory',
+        'DefMemPerCPU=1000',
         'SlurmUser=root',
         'SlurmdUser=root',
         'SlurmdParameters=config_overrides',

@@ -17,6 +17,7 @@ import pytest
 
 from tests import slurm_cluster
 from tests.processes import REPO
+from tests.server_harness import free_port
 from tests.test_learning import first_solved
 
 SUBMIT = os.path.join(REPO, 'slurm', 'submit.sh')
@@ -42,7 +43,10 @@ class Job:
                env: Optional[Dict[str, str]] = None):
     self.cluster = cluster
     self.run_dir = run_dir
-    done = subprocess.run([SUBMIT, *arguments, f'--run_dir={run_dir}'], cwd=REPO,
+    # A free port, not the default one from the job id: test clusters of runs side by
+    # side all number their jobs from 1.
+    port = free_port()
+    done = subprocess.run([SUBMIT, *arguments, f'--run_dir={run_dir}', f'--port={port}'], cwd=REPO,
                           env=cluster.env(env), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     self.id = done.stdout.strip()
@@ -113,7 +117,9 @@ def _frames(progress: re.Match) -> int:
 def test_catch_reaches_its_target_over_tls_and_completes(cluster, tmp_path):
   # TLS forced on one node: the learner listens on all interfaces under the node's
   # name with a certificate for it, as it does across nodes.
-  job = Job(cluster, str(tmp_path / 'run'), CATCH, env={'SEED_TLS': 'always'})
+  # --mem: the cluster counts memory, as most do; each step must not hold all of it.
+  job = Job(cluster, str(tmp_path / 'run'), CATCH + ['--sbatch=--mem=3000'],
+            env={'SEED_TLS': 'always'})
   job.wait_state({'RUNNING'}, timeout_s=60)
   job.wait_for(r'reached target 0\.9', timeout_s=400)
   reached = time.time()

@@ -7,8 +7,10 @@ start (not root, packages missing). What submit.sh refuses is checked without a
 cluster, against a stand-in sbatch that records whether it was called.
 """
 import ast
+import ipaddress
 import os
 import re
+import socket
 import subprocess
 import time
 from typing import Dict, List, Optional
@@ -112,14 +114,23 @@ def _frames(progress: re.Match) -> int:
   return int(progress.group(1).replace(',', ''))
 
 
+def tls_on_one_node(cluster) -> Dict[str, str]:
+  """TLS forced on one node, as across nodes: actors dial the node's name, with a
+  certificate for it. The learner listens on what that name resolves to here, which
+  must be a loopback address: tests never listen on the machine's other interfaces."""
+  address = socket.gethostbyname(cluster.node)
+  if not ipaddress.ip_address(address).is_loopback:
+    pytest.skip(f'node name {cluster.node} resolves to {address}, not a loopback address: '
+                'the test would have to listen beyond loopback')
+  return {'SEED_TLS': 'always', 'SEED_LISTEN_HOST': address}
+
+
 @needs_slurm
 @pytest.mark.timeout(480)
 def test_catch_reaches_its_target_over_tls_and_completes(cluster, tmp_path):
-  # TLS forced on one node: the learner listens on all interfaces under the node's
-  # name with a certificate for it, as it does across nodes.
   # --mem: the cluster counts memory, as most do; each step must not hold all of it.
-  job = Job(cluster, str(tmp_path / 'run'), CATCH + ['--sbatch=--mem=3000'],
-            env={'SEED_TLS': 'always'})
+  tls = tls_on_one_node(cluster)
+  job = Job(cluster, str(tmp_path / 'run'), CATCH + ['--sbatch=--mem=3000'], env=tls)
   job.wait_state({'RUNNING'}, timeout_s=60)
   job.wait_for(r'reached target 0\.9', timeout_s=400)
   reached = time.time()
@@ -129,7 +140,8 @@ def test_catch_reaches_its_target_over_tls_and_completes(cluster, tmp_path):
   assert os.path.exists(tmp_path / 'run' / 'ckpt' / 'checkpoint'), job.describe()
   ready = tmp_path / 'run' / 'tls' / f'slurm-{job.id}-{cluster.node}' / 'ready'
   assert ready.exists(), job.describe()
-  assert re.search(r'--server_address=0\.0\.0\.0:\d+.*--tls_cert_file=', job.learner_log)
+  assert re.search(rf'--server_address={re.escape(tls["SEED_LISTEN_HOST"])}:\d+.*--tls_cert_file=',
+                   job.learner_log)
   for actor_id in (0, 1):
     actor_log = job.text(f'actor_{actor_id}.log')
     assert f'--server_address={cluster.node}:' in actor_log, actor_log
@@ -180,7 +192,7 @@ def test_catch_from_the_images_under_podman(cluster, podman, seed_images, tmp_pa
   job = Job(cluster, str(tmp_path / 'run'),
             CATCH + ['--runtime=podman', f'--learner_image={seed_images["learner"].tag}',
                      f'--actor_image={seed_images["actor"].tag}'],
-            env={'SEED_TLS': 'always', **{name: podman.env[name] for name in
+            env={**tls_on_one_node(cluster), **{name: podman.env[name] for name in
                                           ('CONTAINERS_CONF', 'CONTAINERS_STORAGE_CONF')}})
   job.wait_for(r'reached target 0\.9', timeout_s=500)
   reached = time.time()

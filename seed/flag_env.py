@@ -31,12 +31,16 @@ def apply_environment(flag_values: flags.FlagValues, flag_names: Iterable[str],
       continue
     raw = environ[variable]
     flag = flag_values[name]
-    value = ([line.strip() for line in raw.splitlines() if line.strip()]
-             if isinstance(flag, flags.MultiFlag) else raw)
+    value = multi_values(raw) if isinstance(flag, flags.MultiFlag) else raw
     try:
       flag_values.set_default(name, value)
     except (flags.IllegalFlagValueError, ValueError) as e:
       raise ValueError(f'{variable}={raw!r} is not a valid value for --{name}: {e}') from None
+
+
+def multi_values(raw: str) -> list:
+  """A multi-value flag's values from its variable: one a line, blank lines skipped."""
+  return [line.strip() for line in raw.splitlines() if line.strip()]
 
 
 def run(main: Callable, module_name: str, flags_parser: Optional[Callable] = None) -> None:

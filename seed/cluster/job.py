@@ -164,19 +164,16 @@ def build_command(role: roles.Role, environ: Mapping[str, str], *, run_dir: Opti
     directory = tls_bootstrap.folder(run_dir, job, role.learner_host)
     if role.kind == roles.LEARNER:
       files = (tls_bootstrap.publish(directory, role.learner_host) if make_files else
-               tls_bootstrap.LearnerFiles(*(os.path.join(directory, n) for n in
-                                            ('tls.crt', 'tls.key', 'token'))))
+               tls_bootstrap.learner_files(directory))
       args += [f'--tls_cert_file={files.cert_file}', f'--tls_key_file={files.key_file}',
                f'--auth_token_file={files.token_file}']
     else:
       files = (tls_bootstrap.await_files(directory, bootstrap_timeout_s) if make_files else
-               tls_bootstrap.ActorFiles(os.path.join(directory, 'ca.crt'),
-                                        os.path.join(directory, 'token')))
+               tls_bootstrap.actor_files(directory))
       args += [f'--tls_ca_file={files.ca_file}', f'--auth_token_file={files.token_file}']
   if extra_bindings:
     # A --gin_bindings on the command line replaces SEED_GIN_BINDINGS: keep those first.
-    inherited = [line.strip() for line in environ.get('SEED_GIN_BINDINGS', '').splitlines()
-                 if line.strip()]
+    inherited = flag_env.multi_values(environ.get(flag_env.variable_name('gin_bindings'), ''))
     args += [f'--gin_bindings={b}' for b in [*inherited, *extra_bindings]]
   module = 'seed.learner.main' if role.kind == roles.LEARNER else 'seed.actors.main'
   return [sys.executable, '-m', module, *args]
@@ -207,9 +204,9 @@ def main(argv: Sequence[str]) -> None:
     processes = ([role] if role.kind == roles.LEARNER else
                  [dataclasses.replace(role, actor_id=role.actor_id * FLAGS.actors_per_replica + i)
                   for i in range(FLAGS.actors_per_replica)])
+    job = job_id(FLAGS.job_id, environ)
     commands = [build_command(process, environ, run_dir=run_dir, listen_host=FLAGS.listen_host,
-                              summary_dir=summary_dir, tls=FLAGS.tls,
-                              job=job_id(FLAGS.job_id, environ),
+                              summary_dir=summary_dir, tls=FLAGS.tls, job=job,
                               bootstrap_timeout_s=FLAGS.bootstrap_timeout_s,
                               extra_bindings=bindings, make_files=not FLAGS.print_command)
                 for process in processes]

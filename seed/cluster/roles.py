@@ -16,6 +16,8 @@ import dataclasses
 import json
 from typing import Dict, List, Optional
 
+from seed import security
+
 LEARNER = 'learner'
 ACTOR = 'actor'
 ROLES = (LEARNER, ACTOR)
@@ -95,8 +97,7 @@ def _from_pools(text: str, variable: str, pools: Dict[str, str]) -> Role:
 
 
 def _split_address(address: str, what: str):
-  host, _, port = str(address).rpartition(':')
-  host = host.strip('[]')
+  host, port = security.split_host_port(str(address))
   if not host or not port.isdigit() or not 0 < int(port) < 65536:
     raise ValueError(f'{what}={address!r} is not host:port (e.g. learner.example.org:8686)')
   return host, int(port)

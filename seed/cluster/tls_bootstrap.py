@@ -41,9 +41,18 @@ def folder(run_dir: str, job_id: str, learner_host: str) -> str:
   return os.path.join(run_dir, 'tls', f'{job_id}-{learner_host}')
 
 
+def learner_files(directory: str) -> LearnerFiles:
+  """Where the learner's files are in `directory` (make_certs.sh's names)."""
+  return LearnerFiles(*(os.path.join(directory, name) for name in ('tls.crt', 'tls.key', 'token')))
+
+
+def actor_files(directory: str) -> ActorFiles:
+  return ActorFiles(os.path.join(directory, 'ca.crt'), os.path.join(directory, 'token'))
+
+
 def publish(directory: str, learner_host: str) -> LearnerFiles:
   """The learner's side: makes the files once per job and host, then marks them ready."""
-  files = LearnerFiles(*(os.path.join(directory, name) for name in ('tls.crt', 'tls.key', 'token')))
+  files = learner_files(directory)
   if os.path.exists(os.path.join(directory, READY)):
     return files
   result = subprocess.run(['bash', _MAKE_CERTS, directory, learner_host],
@@ -67,4 +76,4 @@ def await_files(directory: str, timeout_s: float, poll_s: float = 2.0) -> ActorF
                          f'{timeout_s:.0f} s; is it running, with the same run directory and '
                          'job id? (--bootstrap_timeout_s to wait longer)')
     time.sleep(poll_s)
-  return ActorFiles(os.path.join(directory, 'ca.crt'), os.path.join(directory, 'token'))
+  return actor_files(directory)

@@ -79,8 +79,11 @@ def read_configurables(root: str = REPO_ROOT) -> Optional[Dict[str, Set[str]]]:
   return found
 
 
-def read_agent_classes(root: str = REPO_ROOT) -> Optional[Dict[str, str]]:
-  """Agent name (vtrace) -> its configurable class name (VTraceAgent), from seed/agents."""
+def read_agent_configs(root: str = REPO_ROOT) -> Optional[Dict[str, str]]:
+  """Agent name (vtrace) -> its gin-bound config class (VTraceConfig), from seed/agents.
+
+  By convention the config of agent class FooAgent is the dataclass FooConfig.
+  """
   path = os.path.join(root, 'seed', 'agents', '__init__.py')
   if not os.path.isfile(path):
     return None
@@ -90,5 +93,6 @@ def read_agent_classes(root: str = REPO_ROOT) -> Optional[Dict[str, str]]:
     if (isinstance(node, ast.Assign) and len(node.targets) == 1
         and isinstance(node.targets[0], ast.Name) and node.targets[0].id == 'AGENTS'):
       agents = ast.literal_eval(node.value)
-      return {name: target.rsplit(':', 1)[1] for name, target in agents.items()}
+      return {name: target.rsplit(':', 1)[1][:-len('Agent')] + 'Config'
+              for name, target in agents.items()}
   return None

@@ -99,19 +99,26 @@ def _typed(name: str, kind: str, value: str) -> object:
   return value
 
 
-def check_binding(binding: str, where: str, agent_class: str,
-                  configurables: Optional[Dict[str, set]]) -> None:
-  """A gin Configurable.parameter must exist, and not belong to another agent."""
+def check_binding(binding: str, where: str, agent_config: str,
+                  configurables: Optional[Dict[str, set]], agent_configs=()) -> None:
+  """A gin Configurable.parameter must exist, and not belong to another agent.
+
+  `agent_config` is the scenario's agent config class (VTraceConfig); `agent_configs`
+  those of every agent.
+  """
   match = re.match(r'^\s*(?:[\w.]+/)?([\w.]+)\s*(=|$)', binding)
   if configurables is None or not match or '.' not in match.group(1):
     return  # macros, imports and the like: gin checks them in the job
   configurable, parameter = match.group(1).split('.')[-2:]
+  if configurable.endswith('Agent'):
+    raise BadInput(f'{where}: agent hyperparameters are bound on the agent\'s config class '
+                   f'now: this scenario\'s is {agent_config} (e.g. {agent_config}.{parameter})')
   if configurable not in configurables:
-    raise BadInput(f'{where}: no gin configurable {configurable!r}; the scenario\'s agent is '
-                   f'{agent_class}, others: {", ".join(sorted(configurables))}')
-  if configurable.endswith('Agent') and configurable != agent_class:
-    raise BadInput(f'{where}: {configurable} is another agent; this scenario trains '
-                   f'{agent_class}')
+    raise BadInput(f'{where}: no gin configurable {configurable!r}; the scenario\'s agent '
+                   f'config is {agent_config}, others: {", ".join(sorted(configurables))}')
+  if configurable in agent_configs and configurable != agent_config:
+    raise BadInput(f'{where}: {configurable} is another agent\'s; this scenario trains '
+                   f'with {agent_config}')
   if parameter not in configurables[configurable]:
     raise BadInput(f'{where}: {configurable} has no parameter {parameter!r}; accepted: '
                    f'{", ".join(sorted(configurables[configurable] - {"env_spec"}))}')

@@ -222,10 +222,12 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
 
   known = repo_source.read_flags()
   configurables = repo_source.read_configurables()
-  agents = repo_source.read_agent_classes() or {}
+  agents = repo_source.read_agent_configs() or {}
   agent_class = agents.get(scenario.agent, scenario.agent)
+  agent_configs = set(agents.values())
   for binding in args.gin_bindings:
-    settings.check_binding(binding, f'--gin_bindings={binding}', agent_class, configurables)
+    settings.check_binding(binding, f'--gin_bindings={binding}', agent_class, configurables,
+                           agent_configs)
   learner_extra, actor_extra = settings.pass_through(extras, known, set(vars(args)))
   learner_settings = {'agent': scenario.agent, 'gin_file': scenario.gin_file,
                       'gin_bindings': args.gin_bindings,
@@ -234,7 +236,8 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
                     'num_envs': args.envs_per_actor,
                     'actors_per_replica': args.actors_per_replica, **actor_extra}
 
-  sweep = sweep_parameters(args, known, agent_class, configurables, learner_settings)
+  sweep = sweep_parameters(args, known, agent_class, configurables, learner_settings,
+                           agent_configs)
   trial_args = [p.sweep_binding for p in sweep]
   if sweep:
     learner_settings['hypertune_metric'] = args.sweep_metric
@@ -260,7 +263,7 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
 
 def sweep_parameters(args: argparse.Namespace, known: Optional[repo_source.Flags],
                      agent_class: str, configurables: Optional[Dict[str, set]],
-                     learner_settings: Mapping[str, object]
+                     learner_settings: Mapping[str, object], agent_configs=()
                      ) -> List[vertex_spec.SweepParameter]:
   """The --sweep_parameter list, checked; fills the sweep flags' defaults."""
   sweep_only = ('sweep_metric', 'sweep_algorithm', 'max_trial_count', 'parallel_trial_count')
@@ -302,7 +305,7 @@ def sweep_parameters(args: argparse.Namespace, known: Optional[repo_source.Flags
       raise BadInput(f'--sweep_parameter={text}: grid search takes int, discrete and '
                      'categorical parameters, not double ranges')
     settings.check_binding(parameter.binding, f'--sweep_parameter={text}', agent_class,
-                           configurables)
+                           configurables, agent_configs)
     parameters.append(parameter)
   return parameters
 

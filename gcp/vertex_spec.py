@@ -169,10 +169,10 @@ SWEEP_FORMS = ('ID=Configurable.parameter:double:MIN:MAX[:linear|log|reverse_log
 
 
 def parse_sweep_parameter(text: str) -> SweepParameter:
-  """--sweep_parameter=learning_rate=VTraceAgent.learning_rate:double:1e-4:1e-2:log."""
+  """--sweep_parameter=learning_rate=VTraceConfig.learning_rate:double:1e-4:1e-2:log."""
   def fail(why: str):
     raise ValueError(f'--sweep_parameter={text}: {why}; expected {SWEEP_FORMS}, e.g. '
-                     'learning_rate=VTraceAgent.learning_rate:double:1e-4:1e-2:log')
+                     'learning_rate=VTraceConfig.learning_rate:double:1e-4:1e-2:log')
   parameter_id, equals, rest = text.partition('=')
   if not equals or not _PARAMETER_ID.match(parameter_id):
     fail(f'the parameter id {parameter_id!r} is not a name (letters, digits, _)')

@@ -1,8 +1,45 @@
 """Gin parsing and writing the run's configuration into its directory."""
 import os
-from typing import Optional, Sequence
+import re
+from typing import Iterable, Optional, Sequence
 
 import gin
+
+# Agent hyperparameters moved from the agent classes to their config dataclasses
+# (issue 12), some under new names. Old bindings fail with the new name.
+_CONFIG_OF_AGENT = {'VTraceAgent': 'VTraceConfig', 'PPOAgent': 'PPOConfig',
+                    'R2D2Agent': 'R2D2Config', 'SACAgent': 'SACConfig',
+                    'DDPGAgent': 'DDPGConfig'}
+_RENAMED_FIELDS = {
+    'VTraceConfig': {'batch_size': 'batch_unrolls'},
+    'PPOConfig': {'batch_size': 'batch_unrolls'},
+    'R2D2Config': {'burn_in': 'burn_in_steps', 'unroll_length': 'trained_steps',
+                   'batch_size': 'batch_sequences'},
+    'SACConfig': {'minibatch_size': 'minibatch_transitions'},
+    'DDPGConfig': {'minibatch_size': 'minibatch_transitions'},
+}
+# `Name.param =` at the start of a binding line (gin's scopes and macros ignored).
+_BINDING = re.compile(r'^\s*(?:[\w.]+/)?(\w+)\.(\w+)\s*=', re.MULTILINE)
+
+
+def renamed_binding(configurable: str, parameter: str) -> Optional[str]:
+  """The binding that replaced `configurable.parameter`, or None if it is current."""
+  config = _CONFIG_OF_AGENT.get(configurable)
+  renames = _RENAMED_FIELDS.get(config or configurable, {})
+  if config is None and parameter not in renames:
+    return None
+  return f'{config or configurable}.{renames.get(parameter, parameter)}'
+
+
+def check_renamed(texts: Iterable[str], where: Iterable[str]) -> None:
+  """Raises ValueError for the first binding in `texts` that uses a replaced name."""
+  for text, origin in zip(texts, where):
+    for match in _BINDING.finditer(text):
+      new = renamed_binding(*match.groups())
+      if new is not None:
+        old = '.'.join(match.groups())
+        raise ValueError(f'{origin}: {old} was renamed; bind {new} instead (agent '
+                         'hyperparameters live in the agent\'s config dataclass).')
 
 
 def parse_gin(gin_files: Sequence[str], gin_bindings: Sequence[str],
@@ -17,6 +54,11 @@ def parse_gin(gin_files: Sequence[str], gin_bindings: Sequence[str],
     if not os.path.exists(path):
       raise FileNotFoundError(f'gin file {path!r} does not exist')
   bindings = list(gin_bindings)
+  texts = []
+  for path in gin_files:
+    with open(path) as f:
+      texts.append(f.read())
+  check_renamed(texts + bindings, list(gin_files) + ['--gin_bindings'] * len(bindings))
   if env_name:
     bindings.append(f'EnvConfig.name = {env_name!r}')
   gin.parse_config_files_and_bindings(list(gin_files), bindings, skip_unknown=skip_unknown)

@@ -72,10 +72,10 @@ class Learner:
     self.tuning_report = (TuningReport(options.hypertune_metric) if options.hypertune_metric
                           else None)
     if self.agent.input_kind == 'replay':
-      self.agent_input = ReplayInput(self.agent.batch_size, self.stop_event, seed=options.seed,
-                                     **_replay_ratio(self.agent))
+      self.agent_input = ReplayInput(self.agent.batch_unrolls, self.stop_event,
+                                     seed=options.seed, **_replay_ratio(self.agent))
     elif self.agent.input_kind == 'fifo':
-      capacity = options.fifo_capacity_unrolls or 2 * self.agent.batch_size
+      capacity = options.fifo_capacity_unrolls or 2 * self.agent.batch_unrolls
       self.agent_input = UnrollFifo(capacity, stop_event=self.stop_event)
     else:
       raise ValueError(f'agent {options.agent!r} has input_kind {self.agent.input_kind!r}; '
@@ -85,8 +85,8 @@ class Learner:
         put_unroll=self.agent_input.put if options.train else _drop,
         on_episode=self.metrics.on_episode, on_batch=self.metrics.on_batch,
         counters=self.counters)
-    self.env_table = EnvTable(self.agent.env_core_state, self.agent.unroll_length,
-                              self.agent.unroll_overlap)
+    self.env_table = EnvTable(self.agent.initial_core_state, self.agent.acting_params,
+                              self.agent.unroll_length, self.agent.unroll_overlap)
     # Every variable must exist before a checkpoint is read: warm up first.
     self.processor.warm_up()
     saved_replay = (self.agent_input if isinstance(self.agent_input, ReplayInput) and
@@ -226,7 +226,7 @@ def _replay_ratio(agent) -> dict:
   A gin binding of ReplayInput.samples_per_insert would be silently overridden by
   the explicit argument, so it is refused instead.
   """
-  samples_per_insert = getattr(agent, 'samples_per_insert', None)
+  samples_per_insert = agent.samples_per_insert
   if samples_per_insert is None:
     return {}
   try:
@@ -236,7 +236,7 @@ def _replay_ratio(agent) -> dict:
   if bound is not None:
     raise ValueError(
         f'ReplayInput.samples_per_insert = {bound} is bound, but {type(agent).__name__} sets '
-        f'it to updates_per_step * minibatch_size = {samples_per_insert:g}; remove the '
+        f'it to updates_per_step * minibatch_transitions = {samples_per_insert:g}; remove the '
         'binding and set the agent\'s updates_per_step instead.')
   return {'samples_per_insert': samples_per_insert}
 

@@ -1,4 +1,4 @@
-"""The trainer thread: batches from the agent input -> train steps."""
+"""The trainer thread: samples from the agent input -> train steps -> priorities back."""
 import logging
 import threading
 import time
@@ -30,13 +30,14 @@ class Trainer(threading.Thread):
     last_save = time.monotonic()
     try:
       while not self._stop_event.is_set():
-        batch = self._input.get_batch(self._agent.batch_size)
-        if batch is None:
+        sample = self._input.sample(self._agent.batch_unrolls)
+        if sample is None:
           continue
-        # A replay takes the new priorities back out of the logs.
-        logs = self._input.after_train(self._agent.train_step(batch))
+        result = self._agent.train_step(sample)
+        if result.priorities is not None:
+          self._input.update_priorities(sample.ids, result.priorities)
         self._counters.add(learner_steps=1)
-        self._on_train(logs)
+        self._on_train(dict(result.logs, **self._input.stats()))
         if time.monotonic() - last_save >= self._checkpoint_interval_s:
           self._checkpointer.save()
           last_save = time.monotonic()

@@ -1,5 +1,8 @@
-"""Random inputs for the agent tests: observations of a spec, and one inference call."""
+"""Random inputs for the agent tests: observations of a spec, acting parameters, and one
+inference call."""
 import numpy as np
+
+from seed import types
 
 
 def random_observations(spec, leading_shape, rng):
@@ -10,8 +13,20 @@ def random_observations(spec, leading_shape, rng):
   return rng.normal(size=shape).astype(spec.observation_dtype)
 
 
-def infer(agent, observation, done, core_state):
-  """agent.inference on a batch of observations with zero rewards."""
+def acting_params(batch, epsilon=0.0, evaluation=False) -> types.ActingParams:
+  """ActingParams of `batch` envs; a scalar epsilon or evaluation is given to every env."""
+  return types.ActingParams(
+      epsilon=np.broadcast_to(np.asarray(epsilon, np.float32), [batch]).copy(),
+      evaluation=np.broadcast_to(np.asarray(evaluation, bool), [batch]).copy())
+
+
+def infer(agent, observation, done, core_state, acting=None):
+  """agent.inference on a batch of observations with zero rewards.
+
+  `acting` defaults to training envs without epsilon (acting_params(batch)).
+  """
   batch = len(observation)
+  if acting is None:
+    acting = acting_params(batch)
   return agent.inference(observation, np.zeros([batch], np.float32),
-                         np.asarray(done, bool), core_state)
+                         np.asarray(done, bool), core_state, acting)

@@ -8,6 +8,7 @@ import grpc
 import numpy as np
 
 from seed import protocol
+from seed import types
 from seed.counters import Counters
 from seed.envs.spec import EnvSpec
 from seed.inference.batcher import Batcher
@@ -24,7 +25,9 @@ class CountingAgent:
   """A NumPy stand-in: its recurrent state counts steps since the episode start."""
   input_kind = 'fifo'
   unroll_length = 3
-  batch_size = 2
+  unroll_overlap = 0
+  batch_unrolls = 2
+  trained_outputs = ('count',)  # 'square' is an output nobody trains on.
 
   def __init__(self, num_actions=3):
     self.num_actions = num_actions
@@ -33,11 +36,16 @@ class CountingAgent:
   def initial_core_state(self, n):
     return (np.zeros((n,), np.int64),)
 
-  def inference(self, observation, reward, done, core_state):
+  def acting_params(self, env_ordinal, evaluation):
+    del env_ordinal
+    return types.ActingParams(epsilon=np.float32(0.0), evaluation=np.bool_(evaluation))
+
+  def inference(self, observation, reward, done, core_state, acting):
+    del acting
     self.batch_shapes.append(observation.shape[0])
     count = np.where(done, 0, core_state[0]) + 1
     action = (count % self.num_actions).astype(np.int32)
-    return action, {'count': count.copy()}, (count,)
+    return action, {'count': count.copy(), 'square': count * count}, (count,)
 
   def warm_up(self, batch_sizes):
     del batch_sizes
@@ -54,8 +62,8 @@ class BoxAgent(CountingAgent):
     super().__init__()
     self.action_shape, self.action_value = tuple(action_shape), action_value
 
-  def inference(self, observation, reward, done, core_state):
-    _, outputs, state = super().inference(observation, reward, done, core_state)
+  def inference(self, observation, reward, done, core_state, acting):
+    _, outputs, state = super().inference(observation, reward, done, core_state, acting)
     action = np.full((observation.shape[0],) + self.action_shape, self.action_value, np.float32)
     return action, outputs, state
 
@@ -72,8 +80,8 @@ class ServerHarness:
     self.fifo = UnrollFifo(fifo_capacity, stop_event=self.stop_event)
     self.episodes = []
     self.eval_episodes = []
-    self.table = EnvTable(lambda ordinal, evaluation: tuple(
-        p[0] for p in self.agent.initial_core_state(1)), self.agent.unroll_length)
+    self.table = EnvTable(self.agent.initial_core_state, self.agent.acting_params,
+                          self.agent.unroll_length)
     self.processor = StepProcessor(self.agent, max_batch_envs, 1, self.fifo.put,
                                    lambda r, n, evaluation: (
                                        self.eval_episodes if evaluation else self.episodes

@@ -117,7 +117,7 @@ def test_an_evaluation_actor_is_never_trained_on():
                         env='Catch')
     output, _ = actor.communicate(timeout=90)
     assert actor.returncode == 0, output
-    assert all(slot.evaluation for slot in harness.table._slots[(0, 0)])
+    assert all(slot.acting.evaluation for slot in harness.table._slots[(0, 0)])
     # 60 steps of 2 Catch envs: 12 episodes end, all reported as evaluation ones,
     # and not one step reached the agent input.
     assert len(harness.eval_episodes) >= 10 and harness.episodes == []
@@ -136,7 +136,7 @@ def test_continuous_actions_travel_as_float32_vectors_to_a_real_actor():
     output, _ = actor.communicate(timeout=90)
   assert actor.returncode == 0, output
   assert harness.counters.get('env_steps') >= 2 * 49
-  assert harness.fifo.get_batch(1, timeout_s=1.0)['action'].dtype == np.float32
+  assert harness.fifo.sample(1, timeout_s=1.0).data.steps.action.dtype == np.float32
 
 
 def test_the_learner_refuses_to_send_actions_outside_the_bounds():

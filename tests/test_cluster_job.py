@@ -96,9 +96,9 @@ def test_run_directory_comes_through_the_gcs_mount_and_per_trial():
 
 
 def test_trial_arguments_become_gin_bindings():
-  declared = ['learning_rate=VTraceAgent.learning_rate', 'torso=VTraceAgent.torso']
+  declared = ['learning_rate=VTraceConfig.learning_rate', 'torso=VTraceConfig.torso']
   assert job.sweep_bindings(declared, ['--learning_rate=0.0003', '--torso', 'mlp']) == [
-      'VTraceAgent.learning_rate=0.0003', "VTraceAgent.torso='mlp'"]
+      'VTraceConfig.learning_rate=0.0003', "VTraceConfig.torso='mlp'"]
   with pytest.raises(ValueError, match=r'unknown argument --entropy=0.1; sweep parameters '
                      r'accepted: --learning_rate, --torso'):
     job.sweep_bindings(declared, ['--entropy=0.1'])
@@ -124,7 +124,7 @@ VERTEX_ENV = {'CLOUD_ML_JOB_ID': '4242', 'AIP_CHECKPOINT_DIR': 'gs://b/runs/x/ch
 
 def test_a_vertex_learner_replica_serves_tls_on_its_pool_port_into_the_bucket():
   out = print_command(dict(VERTEX_ENV, CLUSTER_SPEC=cluster_spec('workerpool0', 0)),
-                      '--sweep_binding=lr=VTraceAgent.learning_rate', '--lr=0.001')
+                      '--sweep_binding=lr=VTraceConfig.learning_rate', '--lr=0.001')
   tls = '/gcs/b/runs/x/tls/4242-workerpool0-1a2b-0'
   assert (out['role'], out['learner_address'], out['source']) == (
       'learner', POOL0, 'CLUSTER_SPEC')
@@ -132,7 +132,7 @@ def test_a_vertex_learner_replica_serves_tls_on_its_pool_port_into_the_bucket():
       '-m', 'seed.learner.main', '--logdir=/gcs/b/runs/x', '--server_address=0.0.0.0:2222',
       '--summary_dir=/gcs/b/runs/x/logs', f'--tls_cert_file={tls}/tls.crt',
       f'--tls_key_file={tls}/tls.key', f'--auth_token_file={tls}/token',
-      "--gin_bindings=EnvConfig.name='Catch'", '--gin_bindings=VTraceAgent.learning_rate=0.001']
+      "--gin_bindings=EnvConfig.name='Catch'", '--gin_bindings=VTraceConfig.learning_rate=0.001']
 
 
 def test_a_vertex_actor_replica_dials_pool0_with_the_jobs_ca():
@@ -238,7 +238,7 @@ def test_replicas_on_two_hosts_meet_over_job_made_tls_and_a_resubmission_resumes
             'SEED_NUM_ENVS': '2', 'SEED_ACTORS_PER_REPLICA': '2', 'SEED_RETURN_WINDOW': '10', 'SEED_PROGRESS_INTERVAL_S': '1',
             'SEED_HYPERTUNE_METRIC': 'episode_return',
             'CLOUD_ML_HP_METRIC_FILE': str(metrics_file)}
-  sweep = ['--sweep_binding=lr=VTraceAgent.learning_rate', '--lr=0.002']
+  sweep = ['--sweep_binding=lr=VTraceConfig.learning_rate', '--lr=0.002']
   logs = [str(tmp_path / 'learner.log'), str(tmp_path / 'actor.log')]
 
   def submit(job_id, learner_env=None):
@@ -269,7 +269,7 @@ def test_replicas_on_two_hosts_meet_over_job_made_tls_and_a_resubmission_resumes
     assert replicas[1].returncode == 0, actor_log
     assert (run_dir / 'tls' / f'job-1-{hosts.address_a}' / 'ready').exists()
     assert not (run_dir / 'tls' / f'job-1-{hosts.address_a}' / 'ca.key').exists()
-    assert 'VTraceAgent.learning_rate = 0.002' in (run_dir / 'operative_config.gin').read_text()
+    assert 'VTraceConfig.learning_rate = 0.002' in (run_dir / 'operative_config.gin').read_text()
     reported = [json.loads(line) for line in metrics_file.read_text().splitlines()]
     assert reported and 'episode_return' in reported[-1], reported
 

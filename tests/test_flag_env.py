@@ -20,14 +20,14 @@ def flag_values():
 def test_variables_set_defaults_and_the_command_line_wins(flag_values):
   flag_env.apply_environment(flag_values, ['server_address', 'num_envs', 'eval', 'gin_bindings'], {
       'SEED_SERVER_ADDRESS': 'learner:8686', 'SEED_NUM_ENVS': '16', 'SEED_EVAL': 'true',
-      'SEED_GIN_BINDINGS': "EnvConfig.name = 'Catch'\n\n  VTraceAgent.unroll_length = 20\n",
+      'SEED_GIN_BINDINGS': "EnvConfig.name = 'Catch'\n\n  VTraceConfig.unroll_length = 20\n",
       'SEED_UNRELATED': 'x'})
   flag_values(['prog', '--num_envs=2'])
   assert flag_values.server_address == 'learner:8686'
   assert flag_values.num_envs == 2  # The flag beats SEED_NUM_ENVS.
   assert flag_values.eval is True
   assert flag_values.gin_bindings == ["EnvConfig.name = 'Catch'",
-                                      'VTraceAgent.unroll_length = 20']
+                                      'VTraceConfig.unroll_length = 20']
 
 
 def test_only_the_named_flags_are_read(flag_values):

@@ -27,11 +27,12 @@ def test_config_builds(path):
     env = EnvConfig().make(seed=0)
     spec = env_spec(env)
     env.close()
-    agent = agent_class(env_spec=spec)
-    assert agent.batch_size >= 1 and agent.unroll_length >= 1
+    agent = agent_class(spec)
+    assert isinstance(agent.config, agent_class.config_class)
+    assert agent.batch_unrolls >= 1 and agent.unroll_length >= 1
     if agent.input_kind == 'replay':  # Its gin bindings must build too.
-      replay = ReplayInput(agent.batch_size, **learner_runtime._replay_ratio(agent))
-      assert replay.replay.capacity >= 1
+      replay = ReplayInput(agent.batch_unrolls, **learner_runtime._replay_ratio(agent))
+      assert replay.fill == 0.0
   finally:
     gin.clear_config()
 
@@ -39,7 +40,28 @@ def test_config_builds(path):
 def test_a_typo_in_a_binding_fails_with_gins_error():
   agents.agent_class('vtrace')
   with pytest.raises(ValueError, match='learning_rat'):
-    config.parse_gin([], ['VTraceAgent.learning_rat = 0.1'])
+    config.parse_gin([], ['VTraceConfig.learning_rat = 0.1'])
+  gin.clear_config()
+
+
+@pytest.mark.parametrize('old, new', [
+    ('VTraceAgent.batch_size', 'VTraceConfig.batch_unrolls'),
+    ('VTraceAgent.discount', 'VTraceConfig.discount'),
+    ('PPOAgent.batch_size', 'PPOConfig.batch_unrolls'),
+    ('R2D2Agent.burn_in', 'R2D2Config.burn_in_steps'),
+    ('R2D2Agent.unroll_length', 'R2D2Config.trained_steps'),
+    ('R2D2Config.batch_size', 'R2D2Config.batch_sequences'),
+    ('SACAgent.minibatch_size', 'SACConfig.minibatch_transitions'),
+    ('DDPGConfig.minibatch_size', 'DDPGConfig.minibatch_transitions')])
+def test_an_old_binding_name_fails_naming_the_new_one(old, new, tmp_path):
+  for name in agents.AGENTS:
+    agents.agent_class(name)
+  with pytest.raises(ValueError, match=f'--gin_bindings: {old} was renamed; bind {new} '):
+    config.parse_gin([], [f'{old} = 3'])
+  path = tmp_path / 'old.gin'
+  path.write_text(f'# An old file.\nEnvConfig.name = "Catch"\n{old} = 3\n')
+  with pytest.raises(ValueError, match=f'old.gin: {old} was renamed; bind {new} '):
+    config.parse_gin([str(path)], [])
   gin.clear_config()
 
 
@@ -53,10 +75,10 @@ def test_agents_that_set_the_replay_ratio_refuse_a_bound_one():
                    ['ReplayInput.samples_per_insert = 4.0'])
   try:
     env = EnvConfig().make(seed=0)
-    agent = agents.agent_class('sac')(env_spec=env_spec(env))
+    agent = agents.agent_class('sac')(env_spec(env))
     env.close()
     with pytest.raises(ValueError, match=r'ReplayInput.samples_per_insert = 4.0 is bound.*'
-                       r'updates_per_step \* minibatch_size = 256'):
+                       r'updates_per_step \* minibatch_transitions = 256'):
       learner_runtime._replay_ratio(agent)
   finally:
     gin.clear_config()

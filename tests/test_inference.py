@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 
 from seed import protocol
+from seed import types
 from seed.inference.step_processor import padded_batch_sizes
 from seed.inference.unroll_builder import UnrollBuilder
-from seed.replay.fifo import UnrollFifo, stack_unrolls
+from seed.replay.fifo import UnrollFifo
 from tests.server_harness import LockstepClient, ServerHarness, hello, step
 
 pytestmark = pytest.mark.timeout(60)
@@ -30,46 +31,75 @@ def test_padded_batch_sizes():
   assert padded_batch_sizes(1) == [1]
 
 
+def make_step(t, observation=None, **outputs):
+  """Step t of a test env: reward t, never done, action t % 3."""
+  observation = np.array([t, t]) if observation is None else observation
+  return types.Steps(observation, np.float32(t), np.bool_(False), np.bool_(False),
+                     np.int32(t % 3), policy_outputs=outputs)
+
+
 def test_unrolls_share_their_boundary_step_and_keep_the_initial_state():
-  builder = UnrollBuilder(unroll_length=3)
+  builder = UnrollBuilder(unroll_length=3, env_id=7)
   unrolls = []
   for t in range(10):
-    unroll = builder.append({'x': np.array([t, t]), 'r': np.float32(t)},
+    unroll = builder.append(make_step(t, logits=np.float32([t, -t])),
                             core_state_before=(np.array(100 + t),))
     if unroll is not None:
       unrolls.append(unroll)
   assert len(unrolls) == 3  # steps 0-3, 3-6, 6-9
-  np.testing.assert_array_equal(unrolls[0]['x'][:, 0], [0, 1, 2, 3])
-  np.testing.assert_array_equal(unrolls[1]['r'], [3, 4, 5, 6])
-  np.testing.assert_array_equal(unrolls[2]['r'], [6, 7, 8, 9])
-  assert [int(u['core_state'][0]) for u in unrolls] == [100, 103, 106]
+  np.testing.assert_array_equal(unrolls[0].steps.observation[:, 0], [0, 1, 2, 3])
+  np.testing.assert_array_equal(unrolls[1].steps.reward, [3, 4, 5, 6])
+  np.testing.assert_array_equal(unrolls[2].steps.reward, [6, 7, 8, 9])
+  np.testing.assert_array_equal(unrolls[2].steps.policy_outputs['logits'][:, 1], [-6, -7, -8, -9])
+  assert [int(u.core_state[0]) for u in unrolls] == [100, 103, 106]
+  assert [int(u.env_id) for u in unrolls] == [7, 7, 7]
+  assert unrolls[0].batch_shape == (4,)
   # Handed-out buffers are never written again.
-  np.testing.assert_array_equal(unrolls[0]['r'], [0, 1, 2, 3])
+  np.testing.assert_array_equal(unrolls[0].steps.reward, [0, 1, 2, 3])
+
+
+def test_unroll_builder_refuses_a_policy_output_named_like_a_step_field():
+  builder = UnrollBuilder(unroll_length=2)
+  with pytest.raises(ValueError, match="policy output 'reward' clashes"):
+    builder.append(make_step(0, reward=np.float32(1)), ())
 
 
 def test_unroll_builder_reset_drops_the_partial_unroll():
   builder = UnrollBuilder(unroll_length=2)
-  builder.append({'x': np.float32(1)}, ())
-  builder.append({'x': np.float32(2)}, ())
+  builder.append(make_step(1), ())
+  builder.append(make_step(2), ())
   builder.reset()
   assert builder.num_buffered_steps == 0
-  assert builder.append({'x': np.float32(3)}, ()) is None
+  assert builder.append(make_step(3), ()) is None
 
 
-def test_fifo_batches_in_arrival_order():
+def _unroll(i, core_state=None):
+  steps = types.Steps(np.full((3, 2), i), np.zeros(3, np.float32), np.zeros(3, bool),
+                      np.zeros(3, bool), np.zeros(3, np.int32), policy_outputs={})
+  core_state = (np.array([i]),) if core_state is None else core_state
+  return types.Unroll(steps=steps, core_state=core_state, env_id=np.int64(i))
+
+
+def test_fifo_samples_in_arrival_order_with_unit_weights():
   fifo = UnrollFifo(4)
   for i in range(3):
-    fifo.put({'x': np.full((2,), i), 'core_state': (np.array([i]),)})
-  batch = fifo.get_batch(2)
-  np.testing.assert_array_equal(batch['x'][:, 0], [0, 1])
-  assert batch['core_state'][0].shape == (2, 1)
-  assert fifo.get_batch(2, timeout_s=0.05) is None
+    fifo.put(_unroll(i))
+  sample = fifo.sample(2)
+  np.testing.assert_array_equal(sample.data.steps.observation[:, 0, 0], [0, 1])
+  assert sample.data.core_state[0].shape == (2, 1)
+  np.testing.assert_array_equal(sample.ids, [0, 1])
+  np.testing.assert_array_equal(sample.weights, [1.0, 1.0])
+  np.testing.assert_array_equal(sample.data.env_id, [0, 1])
+  assert fifo.sample(2, timeout_s=0.05) is None
   assert len(fifo) == 1
+  with pytest.raises(TypeError, match='no priorities'):
+    fifo.update_priorities(sample.ids, np.ones(2))
 
 
 def test_stack_unrolls_without_state():
-  batch = stack_unrolls([{'x': np.zeros(3), 'core_state': ()}] * 2)
-  assert batch['x'].shape == (2, 3) and batch['core_state'] == ()
+  batch = types.stack_unrolls([_unroll(0, core_state=())] * 2)
+  assert batch.steps.observation.shape == (2, 3, 2) and batch.core_state == ()
+  assert batch.batch_shape == (2, 3)
 
 
 def test_state_persists_per_env_and_resets_on_episode_end():
@@ -140,13 +170,14 @@ def test_unrolls_and_episodes_reach_the_input():
     client.close()
     assert harness.episodes == [(1.0 + 2.0 + 3.0 + 4.0, 4)]
     assert harness.counters.get('env_steps') == 6
-    batch = harness.fifo.get_batch(2, timeout_s=1.0)
-    np.testing.assert_array_equal(batch['reward'][0], [0, 1, 2, 3])
-    np.testing.assert_array_equal(batch['reward'][1], [3, 4, 5, 6])
-    np.testing.assert_array_equal(batch['terminated'][1], [False, True, False, False])
-    np.testing.assert_array_equal(batch['count'][1], [4, 1, 2, 3])
-    assert batch['core_state'][0].tolist() == [0, 3]  # state before steps 0 and 3
-    assert set(batch) >= {'observation', 'reward', 'terminated', 'truncated', 'action'}
+    batch = harness.fifo.sample(2, timeout_s=1.0).data
+    np.testing.assert_array_equal(batch.steps.reward[0], [0, 1, 2, 3])
+    np.testing.assert_array_equal(batch.steps.reward[1], [3, 4, 5, 6])
+    np.testing.assert_array_equal(batch.steps.terminated[1], [False, True, False, False])
+    np.testing.assert_array_equal(batch.steps.policy_outputs['count'][1], [4, 1, 2, 3])
+    # Outputs the agent does not train on stay out of the unrolls.
+    assert set(batch.steps.policy_outputs) == {'count'}
+    assert batch.core_state[0].tolist() == [0, 3]  # state before steps 0 and 3
 
 
 def test_a_full_input_holds_back_inference():
@@ -161,7 +192,7 @@ def test_a_full_input_holds_back_inference():
     with pytest.raises(queue.Empty):
       client.recv(timeout=1.0)
     # The trainer takes a batch: the blocked step completes.
-    assert harness.fifo.get_batch(1, timeout_s=1.0) is not None
+    assert harness.fifo.sample(1, timeout_s=1.0) is not None
     assert counts_of(client.recv(timeout=10)).shape == (1,)
     client.close()
 
@@ -170,11 +201,11 @@ def test_overlapping_unrolls_restart_with_their_last_steps_and_matching_state():
   builder = UnrollBuilder(unroll_length=4, overlap=2)  # 5 steps, the next starts 3 back
   unrolls = []
   for t in range(12):
-    unroll = builder.append({'t': np.int64(t)}, core_state_before=(np.array(100 + t),))
+    unroll = builder.append(make_step(t), core_state_before=(np.array(100 + t),))
     if unroll is not None:
       unrolls.append(unroll)
-  assert [u['t'].tolist() for u in unrolls] == [[0, 1, 2, 3, 4], [2, 3, 4, 5, 6],
-                                                [4, 5, 6, 7, 8], [6, 7, 8, 9, 10]]
-  assert [int(u['core_state'][0]) for u in unrolls] == [100, 102, 104, 106]
+  assert [u.steps.reward.tolist() for u in unrolls] == [[0, 1, 2, 3, 4], [2, 3, 4, 5, 6],
+                                                        [4, 5, 6, 7, 8], [6, 7, 8, 9, 10]]
+  assert [int(u.core_state[0]) for u in unrolls] == [100, 102, 104, 106]
   with pytest.raises(ValueError, match='overlap must be in'):
     UnrollBuilder(unroll_length=4, overlap=4)

@@ -6,15 +6,19 @@ tf = pytest.importorskip('tensorflow')
 
 import gin  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
+from seed import config as seed_config  # pylint: disable=g-import-not-at-top
+from seed import types  # pylint: disable=g-import-not-at-top
 from seed.agents.r2d2 import agent as agent_lib  # pylint: disable=g-import-not-at-top
+from seed.agents.r2d2 import config as config_lib  # pylint: disable=g-import-not-at-top
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
-from tests.agent_inputs import infer, random_observations  # pylint: disable=g-import-not-at-top
+from tests.agent_inputs import (  # pylint: disable=g-import-not-at-top
+    acting_params, infer, random_observations)
 
 VECTOR = spec_lib.EnvSpec((4,), 'float32', num_actions=3)
 ATARI = spec_lib.EnvSpec((4, 84, 84), 'uint8', num_actions=6, frames_per_step=4)
 # Small widths and lengths keep the tests fast; the logic does not depend on them.
 SMALL = dict(torso='mlp', mlp_hidden_sizes=(16,), lstm_size=8, head_hidden_size=16,
-             burn_in=2, unroll_length=4, batch_size=3)
+             burn_in_steps=2, trained_steps=4, batch_sequences=3)
 LSTM_SIZE = 8
 # Q values recomputed in a [T * B] batch differ from [B]-row inference only by
 # float32 rounding (the kernels block the rows differently).
@@ -22,28 +26,29 @@ TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
 
 def _agent(spec=VECTOR, **overrides):
-  return agent_lib.R2D2Agent(spec, **dict(SMALL, **overrides))
+  return agent_lib.R2D2Agent(spec, config_lib.R2D2Config(**dict(SMALL, **overrides)))
 
 
-def _random_batch(agent, spec, rng, done_probability=0.2):
-  """A [batch_size, burn_in + unroll_length + 1] batch, as the replay would hand it."""
-  shape = (agent.batch_size, agent.unroll_length + 1)
-  lstm_state = tuple(rng.normal(size=x.shape).astype(np.float32)
-                     for x in agent.initial_core_state(agent.batch_size)[:-1])
-  return {
-      'observation': random_observations(spec, shape, rng),
-      'reward': rng.normal(0.0, 3.0, shape).astype(np.float32),
-      'terminated': rng.random(shape) < done_probability,
-      'truncated': rng.random(shape) < done_probability / 2,
-      'action': rng.integers(0, spec.num_actions, shape).astype(np.int32),
-      'q': rng.normal(size=shape + (spec.num_actions,)).astype(np.float32),
-      'core_state': lstm_state + (rng.random(agent.batch_size).astype(np.float32),),
-      'importance_weights': rng.uniform(0.2, 1.0, agent.batch_size).astype(np.float32),
-  }
+def _random_sample(agent, spec, rng, done_probability=0.2):
+  """A [batch_sequences, burn_in_steps + trained_steps + 1] Sample, as the replay hands it."""
+  rows, shape = agent.batch_unrolls, (agent.batch_unrolls, agent.unroll_length + 1)
+  steps = types.Steps(
+      observation=random_observations(spec, shape, rng),
+      reward=rng.normal(0.0, 3.0, shape).astype(np.float32),
+      terminated=rng.random(shape) < done_probability,
+      truncated=rng.random(shape) < done_probability / 2,
+      action=rng.integers(0, spec.num_actions, shape).astype(np.int32), policy_outputs={})
+  core_state = tuple(rng.normal(size=x.shape).astype(np.float32)
+                     for x in agent.initial_core_state(rows))
+  return types.Sample(
+      ids=np.arange(rows, dtype=np.int64),
+      data=types.Unroll(steps, core_state, env_id=np.arange(rows, dtype=np.int64)),
+      weights=rng.uniform(0.2, 1.0, rows).astype(np.float32))
 
 
-def _with_epsilon(agent, batch, epsilon):
-  return agent.initial_core_state(batch)[:-1] + (np.asarray(epsilon, np.float32),)
+def _replace_steps(sample, **fields):
+  return sample._replace(data=sample.data._replace(
+      steps=sample.data.steps._replace(**fields)))
 
 
 @pytest.mark.parametrize('spec, overrides, torso', [
@@ -53,17 +58,18 @@ def test_inference_shapes_and_dtypes(spec, overrides, torso):
   agent = _agent(spec, **overrides)
   assert agent.network.torso == torso
   batch = 2
-  state = _with_epsilon(agent, batch, [0.25, 0.75])
+  state = agent.initial_core_state(batch)
   action, outputs, new_state = infer(
-      agent, random_observations(spec, [batch], np.random.default_rng(0)), [True, False], state)
+      agent, random_observations(spec, [batch], np.random.default_rng(0)), [True, False], state,
+      acting_params(batch, epsilon=[0.25, 0.75]))
   assert action.dtype == tf.int32 and action.shape == (batch,)
   assert np.all((action.numpy() >= 0) & (action.numpy() < spec.num_actions))
   assert set(outputs) == {'q'}
   assert outputs['q'].dtype == tf.float32 and outputs['q'].shape == (batch, spec.num_actions)
-  assert len(new_state) == len(state) == (1 if overrides.get('use_lstm') is False else 3)
-  for array in new_state[:-1]:
+  # The core state is the LSTM's alone: the epsilon is in the ActingParams.
+  assert len(new_state) == len(state) == (0 if overrides.get('use_lstm') is False else 2)
+  for array in new_state:
     assert array.dtype == tf.float32 and array.shape == (batch, LSTM_SIZE)
-  np.testing.assert_array_equal(new_state[-1], [0.25, 0.75])
 
 
 def test_epsilon_greedy_follows_each_rows_epsilon():
@@ -72,8 +78,9 @@ def test_epsilon_greedy_follows_each_rows_epsilon():
   rng = np.random.default_rng(1)
   observation = random_observations(VECTOR, [3 * rows], rng)
   epsilon = np.repeat(np.float32([0.0, 1.0, 0.5]), rows)
-  action, outputs, new_state = infer(agent, observation, np.zeros(3 * rows, bool),
-                                      _with_epsilon(agent, 3 * rows, epsilon))
+  action, outputs, _ = infer(agent, observation, np.zeros(3 * rows, bool),
+                             agent.initial_core_state(3 * rows),
+                             acting_params(3 * rows, epsilon))
   action = action.numpy()
   greedy = np.argmax(outputs['q'].numpy(), axis=-1)
   num_actions = VECTOR.num_actions
@@ -82,50 +89,47 @@ def test_epsilon_greedy_follows_each_rows_epsilon():
   np.testing.assert_allclose(counts, 1.0 / num_actions, atol=0.05)  # epsilon 1: uniform.
   non_greedy = np.mean(action[2 * rows:] != greedy[2 * rows:])
   assert non_greedy == pytest.approx(0.5 * (num_actions - 1) / num_actions, abs=0.05)
-  np.testing.assert_array_equal(new_state[-1], epsilon)
 
 
-def test_env_core_state_gives_the_epsilon_ladder():
+def test_acting_params_give_the_epsilon_ladder():
   agent = _agent(num_epsilon_envs=4, epsilon_base=0.4, epsilon_alpha=7.0, eval_epsilon=0.01)
-  states = [agent.env_core_state(i, evaluation=False) for i in range(6)]
-  for state in states:
-    assert len(state) == 3
-    for part in state[:2]:
-      assert part.dtype == np.float32 and part.shape == (LSTM_SIZE,) and not part.any()
-    assert state[2].dtype == np.float32 and state[2].shape == ()
-  epsilons = [float(state[2]) for state in states]
+  params = [agent.acting_params(i, evaluation=False) for i in range(6)]
+  for p in params:
+    assert isinstance(p, types.ActingParams)
+    assert p.epsilon.dtype == np.float32 and p.epsilon.shape == () and not p.evaluation
+  epsilons = [float(p.epsilon) for p in params]
   assert epsilons[0] == pytest.approx(0.4, rel=1e-6)  # i = 0: 0.4 ** 1.
   assert epsilons[3] == pytest.approx(0.4 ** 8, rel=1e-6)  # i = N - 1: 0.4 ** (1 + 7).
   assert epsilons[5] == pytest.approx(0.4 ** (1 + 7 / 3), rel=1e-6)  # 5 mod 4 = 1.
   assert epsilons[4] == epsilons[0]
-  assert float(agent.env_core_state(3, evaluation=True)[2]) == pytest.approx(0.01)
-  np.testing.assert_array_equal(agent.initial_core_state(2)[-1], np.float32([0.4, 0.4]))
-  assert float(_agent(num_epsilon_envs=1).env_core_state(7, False)[-1]) == pytest.approx(0.4)
+  evaluation = agent.acting_params(3, evaluation=True)
+  assert float(evaluation.epsilon) == pytest.approx(0.01) and evaluation.evaluation
+  assert float(_agent(num_epsilon_envs=1).acting_params(7, False).epsilon) == pytest.approx(0.4)
   with pytest.raises(ValueError, match='env_ordinal must be an int >= 0, got -1'):
-    agent.env_core_state(-1, evaluation=False)
-  # The server stacks per-env states into a batch; inference takes and keeps them.
-  batched = tuple(np.stack(parts) for parts in zip(*states))
-  _, _, new_state = infer(agent, np.zeros((6, 4), np.float32), np.zeros(6, bool), batched)
-  np.testing.assert_array_equal(new_state[-1], batched[-1])
+    agent.acting_params(-1, evaluation=False)
+  # The server stacks per-env parameters into a batch; inference reads them.
+  acting = types.stack_acting_params(params)
+  np.testing.assert_array_equal(acting.epsilon, np.float32(epsilons))
+  action, _, _ = agent.inference(np.zeros((6, 4), np.float32), np.zeros(6, np.float32),
+                                 np.zeros(6, bool), agent.initial_core_state(6), acting)
+  assert action.shape == (6,)
 
 
-def test_done_resets_the_lstm_state_but_keeps_the_epsilon():
+def test_done_resets_the_lstm_state():
   agent = _agent()
   rng = np.random.default_rng(2)
   observation = random_observations(VECTOR, [2], rng)
-  epsilon = np.float32([0.3, 0.7])
   used = tuple(rng.normal(size=(2, LSTM_SIZE)).astype(np.float32) for _ in range(2))
-  _, reset, reset_state = infer(agent, observation, [True, False], used + (epsilon,))
+  _, reset, reset_state = infer(agent, observation, [True, False], used)
   _, fresh, fresh_state = infer(agent, observation, [False, False],
-                                 _with_epsilon(agent, 2, epsilon))
-  _, kept, kept_state = infer(agent, observation, [False, False], used + (epsilon,))
+                                agent.initial_core_state(2))
+  _, kept, kept_state = infer(agent, observation, [False, False], used)
   np.testing.assert_array_equal(reset['q'][0], fresh['q'][0])
   np.testing.assert_array_equal(reset['q'][1], kept['q'][1])
-  for got, want_reset, want_kept in zip(reset_state[:2], fresh_state, kept_state):
+  for got, want_reset, want_kept in zip(reset_state, fresh_state, kept_state):
     np.testing.assert_array_equal(got[0], want_reset[0])
     np.testing.assert_array_equal(got[1], want_kept[1])
   assert not np.allclose(fresh['q'][1], kept['q'][1])
-  np.testing.assert_array_equal(reset_state[-1], epsilon)
 
 
 def test_warm_up_traces_each_size_once():
@@ -136,12 +140,12 @@ def test_warm_up_traces_each_size_once():
   rng = np.random.default_rng(3)
   for batch in (1, 4, 8, 4, 1):
     infer(agent, random_observations(VECTOR, [batch], rng), rng.random(batch) < 0.5,
-           _with_epsilon(agent, batch, rng.random(batch)))
+          agent.initial_core_state(batch), acting_params(batch, rng.random(batch)))
   assert agent.inference.experimental_get_tracing_count() == count
   assert agent.optimizer.built
   action, _, _ = agent.batched_policy(4)(
       random_observations(VECTOR, [4], rng), np.zeros(4, np.float32), np.zeros(4, bool),
-      agent.initial_core_state(4))
+      agent.initial_core_state(4), acting_params(4))
   assert action.shape == (4,)
   assert agent.inference.experimental_get_tracing_count() == count
 
@@ -154,34 +158,28 @@ def test_unroll_reproduces_step_by_step_inference():
   done = np.zeros([steps, batch], bool)
   done[steps // 2, 0] = True  # An episode starts mid-unroll for env 0.
   initial = tuple(rng.normal(size=(batch, LSTM_SIZE)).astype(np.float32) for _ in range(2))
-  state, step_q = initial + (np.zeros(batch, np.float32),), []
+  state, step_q = initial, []
   for t in range(steps):
     _, outputs, state = infer(agent, observations[t], done[t], state)
     step_q.append(outputs['q'].numpy())
   q, final_state = tf.function(agent.network.unroll)(observations, done, initial)
   np.testing.assert_allclose(q, np.stack(step_q), **TOLERANCE)
-  for got, want in zip(final_state, state[:2]):
+  for got, want in zip(final_state, state):
     np.testing.assert_allclose(got, want, **TOLERANCE)
-
-
-def _split(batch):
-  fields = {key: batch[key] for key in ('observation', 'reward', 'terminated', 'truncated',
-                                        'action')}
-  return fields, batch['core_state'], batch['importance_weights']
 
 
 def test_burn_in_steps_get_no_gradient():
   agent = _agent()
-  burn = agent.burn_in
+  burn = agent.config.burn_in_steps
   # No episode starts: otherwise a reset would cut the burn-in off by itself.
-  batch = _random_batch(agent, VECTOR, np.random.default_rng(5), done_probability=0.0)
-  fields, core_state, weights = _split(batch)
-  observations = tf.constant(fields['observation'])
-  core_state = tuple(tf.constant(x) for x in core_state)
+  sample = _random_sample(agent, VECTOR, np.random.default_rng(5), done_probability=0.0)
+  steps, weights = sample.data.steps, sample.weights
+  observations = tf.constant(steps.observation)
+  core_state = tuple(tf.constant(x) for x in sample.data.core_state)
   with tf.GradientTape(persistent=True) as tape:
     tape.watch(observations)
     tape.watch(core_state)
-    loss = agent.sequence_loss(dict(fields, observation=observations), core_state,
+    loss = agent.sequence_loss(steps._replace(observation=observations), core_state,
                                weights).loss
   gradient = tape.gradient(loss, observations).numpy()
   assert not gradient[:, :burn].any()
@@ -190,19 +188,19 @@ def test_burn_in_steps_get_no_gradient():
     assert part is None or not np.asarray(part).any()
 
   def loss_of(**changes):
-    return float(agent.sequence_loss(dict(fields, **changes), core_state, weights).loss)
+    return float(agent.sequence_loss(steps._replace(**changes), core_state, weights).loss)
 
   base = loss_of()
   # The burn-in observations do shape the state the trained part starts from ...
-  moved = fields['observation'].copy()
+  moved = steps.observation.copy()
   moved[:, :burn] += 1.0
   assert loss_of(observation=moved) != pytest.approx(base, rel=1e-4)
   # ... but their rewards (and reward[burn], the transition into the first trained
   # step) and actions are not trained on.
-  rewards = fields['reward'].copy()
+  rewards = steps.reward.copy()
   rewards[:, :burn + 1] += 10.0
-  actions = (fields['action'] + 1) % VECTOR.num_actions
-  actions[:, burn:] = fields['action'][:, burn:]
+  actions = (steps.action + 1) % VECTOR.num_actions
+  actions[:, burn:] = steps.action[:, burn:]
   assert loss_of(reward=rewards, action=actions) == pytest.approx(base, rel=1e-6)
 
 
@@ -215,13 +213,13 @@ def _h_inv(x, eps):
   return np.sign(x) * (root ** 2 - 1.0)
 
 
-def _reference(agent, batch, discount, n_steps, eps=1e-3, eta=0.9):
+def _reference(agent, sample, discount, n_steps, eps=1e-3, eta=0.9):
   """Loss and priorities by hand (NumPy, float64) from the networks' Q values."""
-  burn = agent.burn_in
-  time_major = {key: np.swapaxes(np.asarray(value), 0, 1) for key, value in batch.items()
-                if key not in ('core_state', 'importance_weights')}
+  burn = agent.config.burn_in_steps
+  time_major = {field: np.swapaxes(getattr(sample.data.steps, field), 0, 1)
+                for field in types.STEP_FIELDS}
   done = time_major['terminated'] | time_major['truncated']
-  observations, lstm_state = time_major['observation'], batch['core_state'][:-1]
+  observations, lstm_state = time_major['observation'], sample.data.core_state
   online_state = lstm_state
   if burn and agent.network.use_lstm:
     _, online_state = agent.network.unroll(observations[:burn], done[:burn], lstm_state)
@@ -254,7 +252,7 @@ def _reference(agent, batch, discount, n_steps, eps=1e-3, eta=0.9):
   q_taken = np.take_along_axis(online_q[:-1], actions[..., None], -1)[..., 0]
   td = np.where(valid, q_taken - targets, 0.0)
   count = valid.sum(0)
-  loss = np.mean(batch['importance_weights'] * (0.5 * td ** 2).sum(0) / np.maximum(count, 1))
+  loss = np.mean(sample.weights * (0.5 * td ** 2).sum(0) / np.maximum(count, 1))
   abs_td = np.abs(td)
   priorities = eta * abs_td.max(0) + (1 - eta) * abs_td.sum(0) / np.maximum(count, 1)
   return loss, priorities, valid
@@ -266,17 +264,19 @@ def test_train_step_loss_and_priorities_match_a_numpy_reference(use_lstm):
   # A target network unlike the online one, so double Q matters.
   for variable in agent.target_network.weights:
     variable.assign(1.5 * variable + 0.01)
-  burn = agent.burn_in
-  batch = _random_batch(agent, VECTOR, np.random.default_rng(6), done_probability=0.0)
-  batch['terminated'][0, burn + 2] = True  # Trained transition 1 -> 2 of env 0 ends.
-  batch['truncated'][1, burn + 3] = True  # Trained transition 2 -> 3 of env 1 is cut.
-  batch['terminated'][2, 1] = True  # An episode starts inside env 2's burn-in.
-  loss, priorities, valid = _reference(agent, batch, discount=0.9, n_steps=3)
+  burn = agent.config.burn_in_steps
+  sample = _random_sample(agent, VECTOR, np.random.default_rng(6), done_probability=0.0)
+  steps = sample.data.steps
+  steps.terminated[0, burn + 2] = True  # Trained transition 1 -> 2 of env 0 ends.
+  steps.truncated[1, burn + 3] = True  # Trained transition 2 -> 3 of env 1 is cut.
+  steps.terminated[2, 1] = True  # An episode starts inside env 2's burn-in.
+  loss, priorities, valid = _reference(agent, sample, discount=0.9, n_steps=3)
   assert not valid.all() and valid.any(axis=0).all()
 
-  logs = agent.train_step(batch)
-  got = logs.pop('priorities')
-  assert isinstance(got, np.ndarray) and got.shape == (agent.batch_size,)
+  result = agent.train_step(sample)
+  logs, got = result.logs, result.priorities
+  assert 'priorities' not in logs
+  assert isinstance(got, np.ndarray) and got.shape == (agent.batch_unrolls,)
   np.testing.assert_allclose(got, priorities, rtol=1e-4, atol=1e-6)
   assert logs['loss'] == pytest.approx(loss, rel=1e-4)
   for key in ('loss', 'mean_q', 'mean_target', 'mean_abs_td', 'max_abs_td', 'valid_fraction',
@@ -298,11 +298,11 @@ def test_target_network_is_copied_every_period():
   assert not agent.target_network.trainable_variables
   initial = [v.numpy().copy() for v in agent.network.weights]
   rng = np.random.default_rng(7)
-  logs = agent.train_step(_random_batch(agent, VECTOR, rng))
+  logs = agent.train_step(_random_sample(agent, VECTOR, rng)).logs
   assert logs['target_updated'] == 0.0 and not equal_to_online()
   for want, got in zip(initial, agent.target_network.weights):
     np.testing.assert_array_equal(got.numpy(), want)
-  logs = agent.train_step(_random_batch(agent, VECTOR, rng))
+  logs = agent.train_step(_random_sample(agent, VECTOR, rng)).logs
   assert logs['target_updated'] == 1.0 and equal_to_online()
   assert int(agent.optimizer.iterations) == 2
   train_function = agent._train_function  # pylint: disable=protected-access
@@ -310,17 +310,17 @@ def test_target_network_is_copied_every_period():
 
 
 def test_atari_train_step_is_finite():
-  agent = _agent(ATARI, torso='nature', batch_size=2, burn_in=1, unroll_length=2)
-  logs = agent.train_step(_random_batch(agent, ATARI, np.random.default_rng(8)))
-  assert logs.pop('priorities').shape == (2,)
-  assert all(np.isfinite(value) for value in logs.values()), logs
+  agent = _agent(ATARI, torso='nature', batch_sequences=2, burn_in_steps=1, trained_steps=2)
+  result = agent.train_step(_random_sample(agent, ATARI, np.random.default_rng(8)))
+  assert result.priorities.shape == (2,) and np.isfinite(result.priorities).all()
+  assert all(np.isfinite(value) for value in result.logs.values()), result.logs
 
 
 def test_checkpoint_round_trip_restores_networks_and_optimizer(tmp_path):
   trained = _agent(seed=1, target_update_period=3)
   rng = np.random.default_rng(9)
   for _ in range(2):
-    trained.train_step(_random_batch(trained, VECTOR, rng))
+    trained.train_step(_random_sample(trained, VECTOR, rng))
   path = tf.train.Checkpoint(**trained.checkpoint_items()).write(str(tmp_path / 'ckpt'))
 
   restored = _agent(seed=2, target_update_period=3)
@@ -342,10 +342,10 @@ def test_checkpoint_round_trip_restores_networks_and_optimizer(tmp_path):
     for want, got in zip(getattr(trained, network).weights, getattr(alone, network).weights):
       np.testing.assert_array_equal(got.numpy(), want.numpy())
   # And training goes on identically, the target copy at step 3 included.
-  batch = _random_batch(trained, VECTOR, rng)
-  want, got = trained.train_step(batch), restored.train_step(batch)
-  np.testing.assert_allclose(got.pop('priorities'), want.pop('priorities'), rtol=1e-6)
-  assert got == pytest.approx(want, rel=1e-6) and got['target_updated'] == 1.0
+  sample = _random_sample(trained, VECTOR, rng)
+  want, got = trained.train_step(sample), restored.train_step(sample)
+  np.testing.assert_allclose(got.priorities, want.priorities, rtol=1e-6)
+  assert got.logs == pytest.approx(want.logs, rel=1e-6) and got.logs['target_updated'] == 1.0
 
   other_rate = _agent(learning_rate=3e-4)
   other_rate.warm_up([1])
@@ -357,38 +357,60 @@ def test_checkpoint_round_trip_restores_networks_and_optimizer(tmp_path):
 @pytest.mark.parametrize('spec, overrides, match', [
     (spec_lib.EnvSpec((3,), 'float32', action_shape=(2,), action_dtype='float32'), {},
      'discrete'),
-    (VECTOR, dict(torso='resnet'), "Unknown torso 'resnet'; accepted: auto, mlp, nature"),
+    (VECTOR, dict(torso='resnet'),
+     "R2D2Config.torso = 'resnet'; accepted: one of 'auto', 'mlp', 'nature'"),
     (VECTOR, dict(torso='nature'), r'\[C, H, W\]'),
-    (VECTOR, dict(burn_in=-1), 'burn_in must be an int >= 0, got -1'),
-    (VECTOR, dict(n_steps=0), 'n_steps must be an int >= 1, got 0'),
-    (VECTOR, dict(discount=1.5), r'discount must be in \[0, 1\], got 1.5'),
-    (VECTOR, dict(epsilon_base=2.0), r'epsilon_base must be in \[0, 1\], got 2.0'),
-    (VECTOR, dict(max_grad_norm=0.0), 'max_grad_norm must be > 0 or None'),
-    (VECTOR, dict(rescaling_eps=-1.0), 'rescaling_eps must be >= 0 or None'),
+    (VECTOR, dict(burn_in_steps=-1), 'R2D2Config.burn_in_steps = -1; accepted: an int >= 0'),
+    (VECTOR, dict(n_steps=0), 'R2D2Config.n_steps = 0; accepted: an int >= 1'),
+    (VECTOR, dict(batch_sequences=True), 'R2D2Config.batch_sequences = True'),
+    (VECTOR, dict(discount=1.5), r'R2D2Config.discount = 1.5; accepted: a number in \[0, 1\]'),
+    (VECTOR, dict(epsilon_base=2.0), r'R2D2Config.epsilon_base = 2.0; accepted: .*\[0, 1\]'),
+    (VECTOR, dict(max_grad_norm=0.0),
+     'R2D2Config.max_grad_norm = 0.0; accepted: a number > 0, or None'),
+    (VECTOR, dict(rescaling_eps=-1.0),
+     'R2D2Config.rescaling_eps = -1.0; accepted: a number >= 0, or None'),
+    (VECTOR, dict(mlp_hidden_sizes=()), 'R2D2Config.mlp_hidden_sizes = \\(\\)'),
 ])
 def test_constructor_rejects_bad_arguments(spec, overrides, match):
   with pytest.raises(ValueError, match=match):
     _agent(spec, **overrides)
 
 
-def test_train_step_rejects_a_malformed_batch():
+def test_train_step_rejects_a_malformed_sample():
   agent = _agent()
-  batch = _random_batch(agent, VECTOR, np.random.default_rng(10))
-  with pytest.raises(ValueError, match=r"batch\['reward'\] has shape \(3, 6\).*\[3, 7\]"):
-    agent.train_step(dict(batch, reward=batch['reward'][:, 1:]))
-  with pytest.raises(ValueError, match=r"importance_weights'\] has shape \(2,\)"):
-    agent.train_step(dict(batch, importance_weights=batch['importance_weights'][:2]))
-  with pytest.raises(ValueError, match='has 2 arrays, expected 3'):
-    agent.train_step(dict(batch, core_state=batch['core_state'][:2]))
-  with pytest.raises(ValueError, match="lacks \\['importance_weights'\\]"):
-    agent.train_step({k: v for k, v in batch.items() if k != 'importance_weights'})
+  sample = _random_sample(agent, VECTOR, np.random.default_rng(10))
+  short = _replace_steps(sample, reward=sample.data.steps.reward[:, 1:])
+  with pytest.raises(ValueError, match=r'sample reward has shape \(3, 6\).*\[3, 7\]'):
+    agent.train_step(short)
+  with pytest.raises(ValueError, match=r'sample weights has shape \(2,\), expected \[3\]'):
+    agent.train_step(sample._replace(weights=sample.weights[:2]))
+  one_part = sample._replace(data=sample.data._replace(core_state=sample.data.core_state[:1]))
+  with pytest.raises(ValueError, match='core_state has 1 arrays, expected 2'):
+    agent.train_step(one_part)
+  with pytest.raises(ValueError, match='takes a seed.types.Sample, got dict'):
+    agent.train_step({'reward': sample.data.steps.reward})
 
 
-def test_gin_configures_the_agent_and_the_unroll_holds_the_burn_in():
+def test_gin_binds_the_config_and_the_unroll_holds_the_burn_in():
   try:
-    gin.parse_config('R2D2Agent.burn_in = 3\nR2D2Agent.unroll_length = 5')
-    agent = agent_lib.R2D2Agent(VECTOR, lstm_size=8, head_hidden_size=8)
+    gin.parse_config('R2D2Config.burn_in_steps = 3\nR2D2Config.trained_steps = 5\n'
+                     'R2D2Config.lstm_size = 8\nR2D2Config.head_hidden_size = 8')
+    agent = agent_lib.R2D2Agent(VECTOR)
   finally:
     gin.clear_config()
-  assert agent.unroll_length == 8 and agent.trained_length == 5 and agent.burn_in == 3
-  assert agent.batch_size == 64 and agent.input_kind == 'replay'
+  assert agent.unroll_length == 8 and agent.unroll_overlap == 3
+  assert agent.config.trained_steps == 5 and agent.config.burn_in_steps == 3
+  assert agent.batch_unrolls == 64 and agent.input_kind == 'replay'
+  assert agent.config_class is config_lib.R2D2Config and agent.trained_outputs == ()
+
+
+@pytest.mark.parametrize('old, new', [
+    ('R2D2Agent.burn_in', 'R2D2Config.burn_in_steps'),
+    ('R2D2Agent.unroll_length', 'R2D2Config.trained_steps'),
+    ('R2D2Agent.batch_size', 'R2D2Config.batch_sequences'),
+    ('R2D2Config.batch_size', 'R2D2Config.batch_sequences'),
+    ('R2D2Agent.n_steps', 'R2D2Config.n_steps'),
+])
+def test_old_bindings_name_the_new_ones(old, new):
+  with pytest.raises(ValueError, match=f'{old} was renamed; bind {new} instead'):
+    seed_config.parse_gin([], [f'{old} = 4'])

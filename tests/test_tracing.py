@@ -2,6 +2,7 @@
 import numpy as np
 
 from seed.agents.vtrace.agent import VTraceAgent
+from seed.agents.vtrace.config import VTraceConfig
 from seed.counters import Counters
 from seed.envs.spec import EnvSpec
 from seed.inference.env_state import EnvTable
@@ -10,7 +11,7 @@ from seed.inference.step_processor import StepProcessor, StepRequest
 
 def test_inference_traces_once_per_padded_size_and_never_after_warm_up():
   spec = EnvSpec((4,), 'float32', num_actions=2)
-  agent = VTraceAgent(spec, use_lstm=True, lstm_size=8, mlp_hidden_sizes=(8,))
+  agent = VTraceAgent(spec, VTraceConfig(use_lstm=True, lstm_size=8, mlp_hidden_sizes=(8,)))
   unrolls = []
   processor = StepProcessor(agent, max_batch_envs=12, frames_per_step=1,
                             put_unroll=unrolls.append, on_episode=lambda *a: None,
@@ -20,7 +21,7 @@ def test_inference_traces_once_per_padded_size_and_never_after_warm_up():
   traces_after_warm_up = agent.inference.experimental_get_tracing_count()
   assert traces_after_warm_up == len(processor.batch_sizes)
 
-  table = EnvTable(agent.env_core_state, agent.unroll_length)
+  table = EnvTable(agent.initial_core_state, agent.acting_params, agent.unroll_length)
   rng = np.random.default_rng(0)
   for num_envs in [1, 3, 5, 7, 12, 2, 11, 6, 9, 4]:
     slots = table.connect(actor_id=num_envs, run_id='r', num_envs=num_envs)

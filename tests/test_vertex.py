@@ -52,17 +52,17 @@ SCENARIOS = {
     'atari_vtrace': dict(
         flags=['--spot', f'--tensorboard={TENSORBOARD}', f'--service_account={SERVICE_ACCOUNT}',
                "--gin_bindings=EnvConfig.name='atari:Breakout'",
-               '--gin_bindings=VTraceAgent.entropy_cost=0.005', '--target_return=20',
+               '--gin_bindings=VTraceConfig.entropy_cost=0.005', '--target_return=20',
                '--num_splits=2', '--seed', '7', '--envs_per_actor=12', '--actors_per_replica=2'],
         learner=('n1-standard-8', 'NVIDIA_TESLA_T4', 1), actors=(8, 'e2-standard-4'),
         learner_env={'SEED_AGENT': 'vtrace', 'SEED_GIN_FILE': 'gin/atari/vtrace.gin',
                      'SEED_GIN_BINDINGS': "EnvConfig.name='atari:Breakout'\n"
-                                          'VTraceAgent.entropy_cost=0.005',
+                                          'VTraceConfig.entropy_cost=0.005',
                      'SEED_MAX_ENV_FRAMES': '50000000', 'SEED_TARGET_RETURN': '20',
                      'SEED_SEED': '7'},
         actor_env={'SEED_GIN_FILE': 'gin/atari/vtrace.gin',
                    'SEED_GIN_BINDINGS': "EnvConfig.name='atari:Breakout'\n"
-                                        'VTraceAgent.entropy_cost=0.005',
+                                        'VTraceConfig.entropy_cost=0.005',
                    'SEED_NUM_ENVS': '12', 'SEED_ACTORS_PER_REPLICA': '2', 'SEED_NUM_SPLITS': '2',
                    'SEED_SEED': '7'}),
     'atari_r2d2': dict(
@@ -97,10 +97,10 @@ SCENARIOS = {
                    'SEED_ACTORS_PER_REPLICA': '1'}),
 }
 SWEEP_FLAGS = [
-    '--sweep_parameter=learning_rate=VTraceAgent.learning_rate:double:1e-5:1e-2:log',
-    '--sweep_parameter=entropy_cost=VTraceAgent.entropy_cost:discrete:0.03,0.001,0.01',
-    '--sweep_parameter=unroll_length=VTraceAgent.unroll_length:int:10:40',
-    '--sweep_parameter=torso=VTraceAgent.torso:categorical:mlp,auto',
+    '--sweep_parameter=learning_rate=VTraceConfig.learning_rate:double:1e-5:1e-2:log',
+    '--sweep_parameter=entropy_cost=VTraceConfig.entropy_cost:discrete:0.03,0.001,0.01',
+    '--sweep_parameter=unroll_length=VTraceConfig.unroll_length:int:10:40',
+    '--sweep_parameter=torso=VTraceConfig.torso:categorical:mlp,auto',
     '--max_trial_count=12', '--parallel_trial_count=3', '--max_env_frames=500000', '--spot']
 # Nothing a job spec must ever hold: seed-job makes or derives these in the job.
 NEVER_IN_SPEC = ('SEED_AUTH_TOKEN', 'SEED_AUTH_TOKEN_FILE', 'SEED_TLS_CERT_FILE',
@@ -234,10 +234,10 @@ def test_a_sweep_submits_a_tuning_job_whose_trials_bind_the_parameters(submitted
   case['learner_env'] = dict(case['learner_env'], SEED_MAX_ENV_FRAMES='500000',
                              SEED_HYPERTUNE_METRIC='episode_return')
   check_pools(trial, case, args=[
-      '--sweep_binding=learning_rate=VTraceAgent.learning_rate',
-      '--sweep_binding=entropy_cost=VTraceAgent.entropy_cost',
-      '--sweep_binding=unroll_length=VTraceAgent.unroll_length',
-      '--sweep_binding=torso=VTraceAgent.torso'])
+      '--sweep_binding=learning_rate=VTraceConfig.learning_rate',
+      '--sweep_binding=entropy_cost=VTraceConfig.entropy_cost',
+      '--sweep_binding=unroll_length=VTraceConfig.unroll_length',
+      '--sweep_binding=torso=VTraceConfig.torso'])
   assert trial['baseOutputDirectory'] == {'outputUriPrefix': f'{BUCKET}/runs/sweep-1'}
   assert trial['scheduling'] == {'strategy': 'SPOT'}
 
@@ -324,13 +324,16 @@ BAD_INPUT = {
     'TensorBoard without a service account': ('train_toy_vtrace.sh', SETTINGS + [
         f'--tensorboard={TENSORBOARD}'], ['--tensorboard needs --service_account']),
     "another agent's parameter": ('train_atari_vtrace.sh', SETTINGS + [
-        '--sweep_parameter=lr=R2D2Agent.learning_rate:double:1e-4:1e-3'], [
-        'R2D2Agent is another agent', 'this scenario trains VTraceAgent']),
+        '--sweep_parameter=lr=R2D2Config.learning_rate:double:1e-4:1e-3'], [
+        "R2D2Config is another agent's", 'this scenario trains with VTraceConfig']),
+    'agent class instead of its config': ('train_atari_vtrace.sh', SETTINGS + [
+        '--sweep_parameter=lr=VTraceAgent.learning_rate:double:1e-4:1e-3'], [
+        "bound on the agent's config class", 'VTraceConfig.learning_rate']),
     'misspelt sweep parameter': ('train_atari_vtrace.sh', SETTINGS + [
-        '--sweep_parameter=lr=VTraceAgent.learnin_rate:double:1e-4:1e-3'], [
-        "VTraceAgent has no parameter 'learnin_rate'", 'learning_rate']),
+        '--sweep_parameter=lr=VTraceConfig.learnin_rate:double:1e-4:1e-3'], [
+        "VTraceConfig has no parameter 'learnin_rate'", 'learning_rate']),
     'sweep range upside down': ('train_mujoco_ppo.sh', SETTINGS + [
-        '--sweep_parameter=lr=PPOAgent.learning_rate:double:1e-3:1e-4:log'], [
+        '--sweep_parameter=lr=PPOConfig.learning_rate:double:1e-3:1e-4:log'], [
         'MIN 1e-3 is not below MAX 1e-4', ':double:MIN:MAX']),
 }
 

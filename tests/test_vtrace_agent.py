@@ -6,9 +6,13 @@ tf = pytest.importorskip('tensorflow')
 
 import gin  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
+from seed import config as seed_config  # pylint: disable=g-import-not-at-top
+from seed import types  # pylint: disable=g-import-not-at-top
 from seed.agents.vtrace import agent as agent_lib  # pylint: disable=g-import-not-at-top
+from seed.agents.vtrace import config as config_lib  # pylint: disable=g-import-not-at-top
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
-from tests.agent_inputs import infer, random_observations  # pylint: disable=g-import-not-at-top
+from tests.agent_inputs import (  # pylint: disable=g-import-not-at-top
+    acting_params, infer, random_observations)
 
 CATCH = spec_lib.EnvSpec((10, 5), 'float32', num_actions=3)
 CARTPOLE = spec_lib.EnvSpec((4,), 'float32', num_actions=2)
@@ -21,20 +25,39 @@ LSTM = dict(use_lstm=True, lstm_size=8)
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
 
-def _random_batch(agent, spec, rng, done_probability=0.2):
-  """A [batch_size, T + 1] batch with random steps and behaviour logits."""
-  shape = (agent.batch_size, agent.unroll_length + 1)
+def _agent(spec, **fields):
+  return agent_lib.VTraceAgent(spec, config_lib.VTraceConfig(**fields))
+
+
+def _sample(observation, reward, terminated, truncated, action, logits, core_state):
+  """The Sample a FIFO hands over: arrays [B, T + 1, ...], uniform weights."""
+  rows = len(reward)
+  steps = types.Steps(observation, reward, terminated, truncated, action,
+                      policy_outputs={'logits': logits})
+  return types.Sample(ids=np.arange(rows, dtype=np.int64),
+                      data=types.Unroll(steps, tuple(core_state),
+                                        env_id=np.arange(rows, dtype=np.int64)),
+                      weights=np.ones(rows, np.float32))
+
+
+def _random_sample(agent, spec, rng, done_probability=0.2):
+  """A [batch_unrolls, T + 1] sample with random steps and behaviour logits."""
+  shape = (agent.batch_unrolls, agent.unroll_length + 1)
   core_state = tuple(rng.normal(size=x.shape).astype(np.float32)
-                     for x in agent.initial_core_state(agent.batch_size))
-  return {
-      'observation': random_observations(spec, shape, rng),
-      'reward': rng.normal(size=shape).astype(np.float32),
-      'terminated': rng.random(shape) < done_probability,
-      'truncated': rng.random(shape) < done_probability / 2,
-      'action': rng.integers(0, spec.num_actions, shape).astype(np.int32),
-      'logits': rng.normal(size=shape + (spec.num_actions,)).astype(np.float32),
-      'core_state': core_state,
-  }
+                     for x in agent.initial_core_state(agent.batch_unrolls))
+  return _sample(
+      observation=random_observations(spec, shape, rng),
+      reward=rng.normal(size=shape).astype(np.float32),
+      terminated=rng.random(shape) < done_probability,
+      truncated=rng.random(shape) < done_probability / 2,
+      action=rng.integers(0, spec.num_actions, shape).astype(np.int32),
+      logits=rng.normal(size=shape + (spec.num_actions,)).astype(np.float32),
+      core_state=core_state)
+
+
+def _with_reward(sample, reward):
+  return sample._replace(data=sample.data._replace(
+      steps=sample.data.steps._replace(reward=np.asarray(reward, np.float32))))
 
 
 @pytest.mark.parametrize('name, kwargs, torso', [
@@ -42,7 +65,7 @@ def _random_batch(agent, spec, rng, done_probability=0.2):
     ('catch', LSTM, 'mlp'), ('atari', dict(torso='impala_shallow', **LSTM), 'impala_shallow')])
 def test_inference_shapes_and_dtypes(name, kwargs, torso):
   spec = SPECS[name]
-  agent = agent_lib.VTraceAgent(spec, **kwargs)
+  agent = _agent(spec, **kwargs)
   assert agent.network.torso == torso
   batch = 2
   state = agent.initial_core_state(batch)
@@ -62,7 +85,7 @@ def test_inference_shapes_and_dtypes(name, kwargs, torso):
 
 
 def test_warm_up_traces_each_size_once():
-  agent = agent_lib.VTraceAgent(CATCH, **LSTM)
+  agent = _agent(CATCH, **LSTM)
   agent.warm_up([1, 4, 8])
   count = agent.inference.experimental_get_tracing_count()
   assert count == 3
@@ -75,7 +98,7 @@ def test_warm_up_traces_each_size_once():
 
 
 def test_lstm_state_is_reset_where_done():
-  agent = agent_lib.VTraceAgent(CARTPOLE, **LSTM)
+  agent = _agent(CARTPOLE, **LSTM)
   rng = np.random.default_rng(2)
   observation = random_observations(CARTPOLE, [2], rng)
   used = tuple(rng.normal(size=(2, 8)).astype(np.float32) for _ in range(2))
@@ -96,7 +119,7 @@ def test_lstm_state_is_reset_where_done():
     ('atari', dict(torso='impala_shallow', **LSTM))])
 def test_unroll_reproduces_step_by_step_inference(name, kwargs):
   spec = SPECS[name]
-  agent = agent_lib.VTraceAgent(spec, **kwargs)
+  agent = _agent(spec, **kwargs)
   rng = np.random.default_rng(3)
   steps, batch = (2, 2) if name == 'atari' else (6, 3)
   observations = random_observations(spec, [steps, batch], rng)
@@ -120,9 +143,11 @@ def test_unroll_reproduces_step_by_step_inference(name, kwargs):
     ('cartpole', {}), ('catch', dict(optimizer='rmsprop', **LSTM)), ('atari', LSTM)])
 def test_train_step_returns_finite_logs_and_changes_weights(name, kwargs):
   spec = SPECS[name]
-  agent = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, **kwargs)
+  agent = _agent(spec, unroll_length=2, batch_unrolls=2, **kwargs)
   before = [v.numpy().copy() for v in agent.network.trainable_variables]
-  logs = agent.train_step(_random_batch(agent, spec, np.random.default_rng(4)))
+  result = agent.train_step(_random_sample(agent, spec, np.random.default_rng(4)))
+  assert isinstance(result, types.TrainResult) and result.priorities is None
+  logs = result.logs
   for key in ('total_loss', 'policy_loss', 'baseline_loss', 'entropy', 'grad_norm',
               'learning_rate'):
     assert isinstance(logs[key], float) and np.isfinite(logs[key]), (key, logs)
@@ -130,42 +155,42 @@ def test_train_step_returns_finite_logs_and_changes_weights(name, kwargs):
   after = [v.numpy() for v in agent.network.trainable_variables]
   assert all(not np.array_equal(b, a) for b, a in zip(before, after))
   assert int(agent.optimizer.iterations) == 1
-  agent.train_step(_random_batch(agent, spec, np.random.default_rng(5)))
+  agent.train_step(_random_sample(agent, spec, np.random.default_rng(5)))
   train_function = agent._train_function  # pylint: disable=protected-access
   assert train_function.experimental_get_tracing_count() == 1
 
 
-def _first_step_loss(batch, **kwargs):
+def _first_step_loss(sample, **kwargs):
   """total_loss of the first train_step of a fresh, identically seeded agent."""
-  agent = agent_lib.VTraceAgent(CARTPOLE, unroll_length=3, batch_size=2, **kwargs)
-  return agent.train_step(batch)['total_loss']
+  agent = _agent(CARTPOLE, unroll_length=3, batch_unrolls=2, **kwargs)
+  return agent.train_step(sample).logs['total_loss']
 
 
 def test_loss_uses_rewards_of_steps_one_to_t_clipped_when_asked():
-  agent = agent_lib.VTraceAgent(CARTPOLE, unroll_length=3, batch_size=2)
-  batch = _random_batch(agent, CARTPOLE, np.random.default_rng(6), done_probability=0.0)
-  base = _first_step_loss(batch)
+  agent = _agent(CARTPOLE, unroll_length=3, batch_unrolls=2)
+  sample = _random_sample(agent, CARTPOLE, np.random.default_rng(6), done_probability=0.0)
+  reward = sample.data.steps.reward
+  base = _first_step_loss(sample)
   # Step 0's reward belongs to the previous unroll's last transition.
-  shifted = dict(batch,
-                 reward=batch['reward'] + np.array([[5.0, 0, 0, 0]], np.float32))
+  shifted = _with_reward(sample, reward + np.array([[5.0, 0, 0, 0]], np.float32))
   assert _first_step_loss(shifted) == pytest.approx(base, rel=1e-6)
-  last = dict(batch, reward=batch['reward'] + np.array([[0, 0, 0, 5.0]], np.float32))
+  last = _with_reward(sample, reward + np.array([[0, 0, 0, 5.0]], np.float32))
   assert _first_step_loss(last) != pytest.approx(base, rel=1e-3)
-  signs = dict(batch, reward=np.sign(batch['reward']))
-  scaled = dict(batch, reward=100.0 * np.sign(batch['reward']))
+  signs = _with_reward(sample, np.sign(reward))
+  scaled = _with_reward(sample, 100.0 * np.sign(reward))
   assert _first_step_loss(scaled, reward_clipping='abs_one') == pytest.approx(
       _first_step_loss(signs), rel=1e-6)
 
 
 def test_checkpoint_round_trip_restores_weights_and_optimizer(tmp_path):
   spec = CATCH
-  trained = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, seed=1, **LSTM)
+  trained = _agent(spec, unroll_length=2, batch_unrolls=2, seed=1, **LSTM)
   rng = np.random.default_rng(7)
   for _ in range(2):
-    trained.train_step(_random_batch(trained, spec, rng))
+    trained.train_step(_random_sample(trained, spec, rng))
   path = tf.train.Checkpoint(**trained.checkpoint_items()).write(str(tmp_path / 'ckpt'))
 
-  restored = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, seed=2, **LSTM)
+  restored = _agent(spec, unroll_length=2, batch_unrolls=2, seed=2, **LSTM)
   restored.warm_up([2])
   status = tf.train.Checkpoint(**restored.checkpoint_items()).read(path)
   status.assert_consumed()
@@ -176,54 +201,94 @@ def test_checkpoint_round_trip_restores_weights_and_optimizer(tmp_path):
   for want, got in zip(trained.optimizer.variables, restored.optimizer.variables):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
   # And training goes on from there identically.
-  batch = _random_batch(trained, spec, rng)
-  assert restored.train_step(batch) == pytest.approx(trained.train_step(batch), rel=1e-6)
+  sample = _random_sample(trained, spec, rng)
+  assert restored.train_step(sample).logs == pytest.approx(trained.train_step(sample).logs,
+                                                           rel=1e-6)
 
 
 @pytest.mark.parametrize('spec, kwargs, match', [
     (spec_lib.EnvSpec((3,), 'float32', action_shape=(2,), action_dtype='float32'), {},
      'discrete'),
-    (CARTPOLE, dict(torso='resnet'), "Unknown torso 'resnet'.*mlp, nature, impala_shallow"),
+    (CARTPOLE, dict(torso='resnet'),
+     "VTraceConfig.torso = 'resnet'; accepted: one of 'auto', 'mlp', 'nature', 'impala_shallow'"),
     (CARTPOLE, dict(torso='nature'), r'\[C, H, W\]'),
     (spec_lib.EnvSpec((2, 3, 4, 5), 'float32', 2), {}, 'rank-4'),
-    (CARTPOLE, dict(optimizer='sgd'), "Unknown optimizer 'sgd'.*adam, rmsprop"),
-    (CARTPOLE, dict(reward_clipping='abs_ten'), "'abs_ten'.*abs_one"),
-    (CARTPOLE, dict(discount=1.5), r'discount must be in \[0, 1\], got 1.5'),
-    (CARTPOLE, dict(unroll_length=0), 'unroll_length must be >= 1, got 0'),
-    (CARTPOLE, dict(max_grad_norm=0.0), 'max_grad_norm'),
+    (CARTPOLE, dict(optimizer='sgd'),
+     "VTraceConfig.optimizer = 'sgd'; accepted: one of 'adam', 'rmsprop'"),
+    (CARTPOLE, dict(reward_clipping='abs_ten'),
+     "VTraceConfig.reward_clipping = 'abs_ten'; accepted: one of None, 'abs_one'"),
+    (CARTPOLE, dict(discount=1.5),
+     r'VTraceConfig.discount = 1.5; accepted: a number in \[0, 1\]'),
+    (CARTPOLE, dict(unroll_length=0), 'VTraceConfig.unroll_length = 0; accepted: an int >= 1'),
+    (CARTPOLE, dict(batch_unrolls=2.5), 'VTraceConfig.batch_unrolls = 2.5; accepted: an int'),
+    (CARTPOLE, dict(max_grad_norm=0.0),
+     'VTraceConfig.max_grad_norm = 0.0; accepted: a number > 0, or None'),
+    (CARTPOLE, dict(mlp_hidden_sizes=(64, 0)), 'VTraceConfig.mlp_hidden_sizes'),
 ])
 def test_constructor_rejects_bad_arguments(spec, kwargs, match):
   with pytest.raises(ValueError, match=match):
-    agent_lib.VTraceAgent(spec, **kwargs)
+    _agent(spec, **kwargs)
 
 
-def test_train_step_rejects_a_batch_of_the_wrong_shape():
-  agent = agent_lib.VTraceAgent(CARTPOLE, unroll_length=3, batch_size=2)
-  batch = _random_batch(agent, CARTPOLE, np.random.default_rng(8))
-  batch['reward'] = batch['reward'][:, :3]
-  with pytest.raises(ValueError, match=r"batch\['reward'\] has shape \(2, 3\)"):
-    agent.train_step(batch)
-  del batch['logits']
-  with pytest.raises(ValueError, match='lacks'):
-    agent.train_step(batch)
+def test_train_step_rejects_a_sample_of_the_wrong_shape():
+  agent = _agent(CARTPOLE, unroll_length=3, batch_unrolls=2)
+  sample = _random_sample(agent, CARTPOLE, np.random.default_rng(8))
+  short = _with_reward(sample, sample.data.steps.reward[:, :3])
+  with pytest.raises(ValueError, match=r'sample reward has shape \(2, 3\).*\[2, 4\]'):
+    agent.train_step(short)
+  no_logits = sample._replace(data=sample.data._replace(
+      steps=sample.data.steps._replace(policy_outputs={})))
+  with pytest.raises(ValueError, match=r"lacks the policy outputs \['logits'\]"):
+    agent.train_step(no_logits)
 
 
-def test_gin_configures_the_agent():
+def test_gin_binds_the_config_and_old_names_point_to_the_new_ones():
   try:
-    gin.parse_config('VTraceAgent.unroll_length = 7\nVTraceAgent.entropy_cost = 0.02')
+    gin.parse_config('VTraceConfig.unroll_length = 7\nVTraceConfig.entropy_cost = 0.02')
     agent = agent_lib.VTraceAgent(CARTPOLE)
   finally:
     gin.clear_config()
-  assert agent.unroll_length == 7 and agent.batch_size == 32
-  assert agent.input_kind == 'fifo'
+  assert agent.unroll_length == 7 and agent.batch_unrolls == 32
+  assert agent.config == config_lib.VTraceConfig(unroll_length=7, entropy_cost=0.02)
+  assert agent.config_class is config_lib.VTraceConfig
+  assert agent.input_kind == 'fifo' and agent.trained_outputs == ('logits',)
+  with pytest.raises(ValueError, match='bind VTraceConfig.batch_unrolls instead'):
+    seed_config.parse_gin([], ['VTraceAgent.batch_size = 8'])
+  with pytest.raises(ValueError, match='bind VTraceConfig.entropy_cost instead'):
+    seed_config.parse_gin([], ['VTraceAgent.entropy_cost = 0.1'])
+
+
+def test_acting_params_leave_the_core_state_alone():
+  agent = _agent(CATCH, **LSTM)
+  params = agent.acting_params(5, evaluation=True)
+  assert float(params.epsilon) == 0.0 and bool(params.evaluation)
+  assert len(agent.initial_core_state(3)) == 2  # Only the LSTM's (c, h).
+  assert _agent(CATCH).initial_core_state(3) == ()
+
+
+def test_inference_samples_the_policy_whatever_the_acting_params():
+  # V-trace explores by its policy's entropy: an epsilon, or an evaluation env,
+  # changes nothing (identically seeded agents draw the same actions).
+  rng = np.random.default_rng(11)
+  observation = random_observations(CATCH, [64], rng)
+  state = _agent(CATCH, **LSTM).initial_core_state(64)
+  done = np.zeros(64, bool)
+  plain, plain_outputs, plain_state = infer(_agent(CATCH, **LSTM), observation, done, state)
+  acting = acting_params(64, epsilon=1.0, evaluation=True)
+  other, other_outputs, other_state = infer(_agent(CATCH, **LSTM), observation, done, state,
+                                            acting)
+  np.testing.assert_array_equal(other, plain)
+  np.testing.assert_array_equal(other_outputs['logits'], plain_outputs['logits'])
+  for got, want in zip(other_state, plain_state):
+    np.testing.assert_array_equal(got, want)
 
 
 def test_learns_a_contextual_bandit():
   """Two contexts, two arms, reward 1 for the arm matching the context."""
-  agent = agent_lib.VTraceAgent(spec_lib.EnvSpec((2,), 'float32', num_actions=2),
-                                unroll_length=4, batch_size=16, seed=0)
+  agent = _agent(spec_lib.EnvSpec((2,), 'float32', num_actions=2),
+                 unroll_length=4, batch_unrolls=16, seed=0)
   rng = np.random.default_rng(0)
-  envs, steps = agent.batch_size, agent.unroll_length + 1
+  envs, steps = agent.batch_unrolls, agent.unroll_length + 1
   one_hot = np.eye(2, dtype=np.float32)
   for _ in range(200):
     contexts = rng.integers(0, 2, (envs, steps))
@@ -234,12 +299,11 @@ def test_learns_a_contextual_bandit():
     actions = action.numpy().reshape(envs, steps)
     reward = np.zeros((envs, steps), np.float32)
     reward[:, 1:] = actions[:, :-1] == contexts[:, :-1]
-    agent.train_step({
-        'observation': one_hot[contexts], 'reward': reward,
-        'terminated': np.ones((envs, steps), bool),
-        'truncated': np.zeros((envs, steps), bool), 'action': actions,
-        'logits': outputs['logits'].numpy().reshape(envs, steps, 2),
-        'core_state': ()})
+    agent.train_step(_sample(
+        observation=one_hot[contexts], reward=reward,
+        terminated=np.ones((envs, steps), bool), truncated=np.zeros((envs, steps), bool),
+        action=actions, logits=outputs['logits'].numpy().reshape(envs, steps, 2),
+        core_state=()))
   _, outputs, _ = infer(agent, one_hot, [True, True], ())
   probabilities = tf.nn.softmax(outputs['logits']).numpy()
   assert probabilities[0, 0] > 0.9 and probabilities[1, 1] > 0.9, probabilities
@@ -247,10 +311,10 @@ def test_learns_a_contextual_bandit():
 
 def test_configured_learning_rate_wins_over_the_restored_one(tmp_path):
   spec = spec_lib.EnvSpec((4,), 'float32', num_actions=2)
-  old = agent_lib.VTraceAgent(spec, learning_rate=1e-2, unroll_length=2, batch_size=2)
+  old = _agent(spec, learning_rate=1e-2, unroll_length=2, batch_unrolls=2)
   old.warm_up([1])
   path = tf.train.Checkpoint(**old.checkpoint_items()).write(str(tmp_path / 'ckpt'))
-  new = agent_lib.VTraceAgent(spec, learning_rate=3e-4, unroll_length=2, batch_size=2)
+  new = _agent(spec, learning_rate=3e-4, unroll_length=2, batch_unrolls=2)
   new.warm_up([1])
   tf.train.Checkpoint(**new.checkpoint_items()).read(path).assert_existing_objects_matched()
   new.on_restored()
@@ -262,13 +326,13 @@ def test_configured_learning_rate_wins_over_the_restored_one(tmp_path):
     (dict(torso='nature', use_lstm=True, lstm_size=8), ATARI),
 ])
 def test_every_network_variable_is_saved_under_the_model(tmp_path, kwargs, spec):
-  agent = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, **kwargs)
+  agent = _agent(spec, unroll_length=2, batch_unrolls=2, **kwargs)
   agent.warm_up([1])
   path = tf.train.Checkpoint(model=agent.network).write(str(tmp_path / 'model'))
   saved = [name for name, _ in tf.train.list_variables(path) if name.startswith('model/')]
   assert len(saved) == len(agent.network.trainable_variables)
   # The model alone restores every weight, without the optimizer's help.
-  fresh = agent_lib.VTraceAgent(spec, unroll_length=2, batch_size=2, seed=7, **kwargs)
+  fresh = _agent(spec, unroll_length=2, batch_unrolls=2, seed=7, **kwargs)
   fresh.warm_up([1])
   tf.train.Checkpoint(model=fresh.network).read(path).assert_consumed()
   for restored, original in zip(fresh.network.trainable_variables,

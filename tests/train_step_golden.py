@@ -3,7 +3,8 @@
 `python -m tests.train_step_golden` records tests/data/train_step_golden.json; the test
 (tests/test_train_step_golden.py) recomputes the logs with today's code and compares
 them to 1e-6. The batches are built from one seeded NumPy generator per case, so they
-do not depend on the code under test; only `train_once` adapts them to the agents' API.
+do not depend on the code under test; only `make_agent` and `case_sample` adapt them to
+the agents' API (the recording used the pre-issue-12 dict batches at 84551c4).
 """
 import json
 import os
@@ -78,39 +79,45 @@ def case_arrays(name: str) -> Dict[str, np.ndarray]:
 
 
 def make_agent(name: str):
-  from seed import agents  # pylint: disable=g-import-not-at-top
+  """The case's agent, its arguments translated to the config's (renamed) fields."""
+  from seed import agents, config  # pylint: disable=g-import-not-at-top
   agent_name, spec, kwargs, _, _, _ = CASES[name]
-  return agents.agent_class(agent_name)(spec, **kwargs)
+  agent_class = agents.agent_class(agent_name)
+  config_class = agent_class.config_class
+  fields = {config.renamed_binding(agent_class.__name__, key).split('.')[1]: value
+            for key, value in kwargs.items()}
+  return agent_class(spec, config_class(**fields))
+
+
+def case_sample(name: str, agent):
+  """The case's batch as the agent input hands it to a train step."""
+  from seed import types  # pylint: disable=g-import-not-at-top
+  arrays = case_arrays(name)
+  rows = len(arrays['reward'])
+  # Drawn part by part as before issue 12, when R2D2's state ended in epsilon and the
+  # feed-forward agents' held an evaluation flag: the LSTM parts get the same numbers.
+  rng = np.random.default_rng(99)
+  core_state = tuple(rng.normal(size=x.shape).astype(np.float32)
+                     for x in agent.initial_core_state(rows))
+  agent_name = CASES[name][0]
+  weights = arrays['weights'] if agent_name == 'r2d2' else np.ones(rows, np.float32)
+  outputs = {key: arrays[key] for key in CASES[name][5]}
+  steps = types.Steps(*(arrays[field] for field in types.STEP_FIELDS), policy_outputs=outputs)
+  return types.Sample(ids=np.arange(rows, dtype=np.int64),
+                      data=types.Unroll(steps=steps, core_state=core_state,
+                                        env_id=np.arange(rows, dtype=np.int64)),
+                      weights=weights)
 
 
 def train_once(name: str) -> Dict[str, float]:
   """The logs (and R2D2's priorities, as 'priority_<i>') of one train step on the case."""
   agent = make_agent(name)
-  arrays = case_arrays(name)
-  rows = len(arrays['reward'])
-  rng = np.random.default_rng(99)
-  lstm_state = tuple(rng.normal(size=x.shape).astype(np.float32)
-                     for x in agent.initial_core_state(rows))
-  batch = {key: value for key, value in arrays.items() if key != 'weights'}
-  agent_name = CASES[name][0]
-  if agent_name == 'r2d2':
-    lstm_state = lstm_state[:-1]
-    batch['core_state'] = lstm_state + (np.full(rows, 0.3, np.float32),)
-    batch['importance_weights'] = arrays['weights']
-  elif agent_name in ('sac', 'ddpg'):
-    batch['core_state'] = (np.zeros(rows, np.float32),)
-    batch['importance_weights'] = np.ones(rows, np.float32)
-  elif agent_name == 'ppo':
-    batch['core_state'] = (np.zeros(rows, np.float32),)
-  else:
-    batch['core_state'] = lstm_state
-  logs = dict(agent.train_step(batch))
-  priorities = logs.pop('priorities', None)
-  result = {key: float(value) for key, value in logs.items()}
-  if priorities is not None:
-    for i, value in enumerate(np.asarray(priorities)):
-      result[f'priority_{i}'] = float(value)
-  return result
+  result = agent.train_step(case_sample(name, agent))
+  logs = {key: float(value) for key, value in result.logs.items()}
+  if result.priorities is not None:
+    for i, value in enumerate(np.asarray(result.priorities)):
+      logs[f'priority_{i}'] = float(value)
+  return logs
 
 
 def record() -> None:

@@ -1,62 +1,33 @@
 """The contract between an agent and the shared learner machinery.
 
-The inference server, batcher, unroll builder, agent input, checkpointing and
-logging know nothing about a particular agent: they talk to it only through
-this interface.
-
-Step conventions (the same for every agent). For one env, step t holds:
-  observation[t]  the observation the actor sent at step t,
-  reward[t]       the reward received on the transition that led to observation[t],
-  terminated[t]   that transition ended the episode (observation[t] is then the
-                  first observation of the next episode, after the actor's reset),
-  truncated[t]    that transition hit a time limit (likewise, observation[t] is a reset one),
-  action[t]       the action the policy chose at observation[t],
-  plus whatever else `inference` returns in `policy_outputs` (e.g. `logits`).
-An unroll is `unroll_length + 1` consecutive steps; consecutive unrolls of one
-env share their boundary step. `core_state` is the recurrent state before step 0.
+The inference server, batcher, unroll builder, agent inputs, checkpointing and
+logging know nothing about a particular agent: they talk to it only through this
+interface, and what passes is typed (seed/types.py): an agent acts on a batch of
+observations, core states and ActingParams, and trains on a Sample, returning a
+TrainResult. Step conventions are those of seed.types.Steps.
 """
 import abc
-from typing import Any, Dict, Mapping, Sequence, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
-# Field names every unroll carries, besides the agent's own policy outputs.
-STEP_FIELDS = ('observation', 'reward', 'terminated', 'truncated', 'action')
-
-
-def check_batch(batch: Mapping[str, Any], fields: Sequence[str], leading_shape: Sequence[int],
-                leading_names: str, also_required: Sequence[str] = ()) -> None:
-  """Raises ValueError naming a missing field or one whose leading dims are not `leading_shape`.
-
-  Args:
-    batch: the train step's batch.
-    fields: names that must be there, each [*leading_shape, ...].
-    leading_shape: e.g. (batch_size, unroll_length + 1).
-    leading_names: how the message names those dims, e.g. '[batch_size, unroll_length + 1]'.
-    also_required: names that must be there too, shapes not checked (e.g. 'core_state').
-  """
-  missing = [k for k in tuple(fields) + tuple(also_required) if k not in batch]
-  if missing:
-    raise ValueError(f'batch lacks {missing}; it has {sorted(batch)}.')
-  expected = tuple(leading_shape)
-  for key in fields:
-    shape = tuple(np.shape(batch[key]))
-    if shape[:len(expected)] != expected:
-      raise ValueError(f'batch[{key!r}] has shape {shape}, expected leading dims '
-                       f'{leading_names} = {list(expected)}.')
+from seed import types
 
 
 class Agent(abc.ABC):
   """What the learner needs from an agent."""
 
   # 'fifo': each unroll is used once, in arrival order (on-policy: V-trace, PPO).
-  # 'replay': unrolls go to a replay buffer (R2D2, SAC).
+  # 'replay': unrolls go to a replay buffer (R2D2, SAC, DDPG).
   input_kind: str = 'fifo'
+
+  # The policy outputs the train step reads; the unroll builder keeps only these.
+  trained_outputs: Tuple[str, ...] = ()
 
   @property
   @abc.abstractmethod
   def unroll_length(self) -> int:
-    """T: unrolls hold T + 1 steps."""
+    """T: unrolls hold T + 1 steps (R2D2: burn_in_steps + trained_steps)."""
 
   @property
   def unroll_overlap(self) -> int:
@@ -65,43 +36,40 @@ class Agent(abc.ABC):
 
   @property
   @abc.abstractmethod
-  def batch_size(self) -> int:
-    """Unrolls per train step."""
+  def batch_unrolls(self) -> int:
+    """Unrolls per train step (sequences for R2D2, n-step transitions for SAC and DDPG)."""
+
+  @property
+  def samples_per_insert(self) -> Optional[float]:
+    """The replay ratio this agent fixes (SAC, DDPG), or None to leave it to ReplayInput."""
+    return None
 
   @abc.abstractmethod
   def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
     """Recurrent state for `num_envs` fresh envs, each array [num_envs, ...]; () if stateless."""
 
-  def env_core_state(self, env_ordinal: int, evaluation: bool) -> Tuple[np.ndarray, ...]:
-    """The state of one fresh env, without a batch dimension.
-
-    `env_ordinal` numbers the envs 0, 1, 2, ... in the order they first connect
-    (stable across reconnects); `evaluation` marks envs of evaluation actors.
-    Agents with per-env constants (R2D2's per-env epsilon) carry them in the
-    state; by default every env starts from `initial_core_state`.
-    """
-    del env_ordinal, evaluation
-    return tuple(part[0] for part in self.initial_core_state(1))
+  def acting_params(self, env_ordinal: int, evaluation: bool) -> types.ActingParams:
+    """How one env acts. `env_ordinal` numbers envs 0, 1, 2, ... in the order they
+    first connect (stable across reconnects); `evaluation` marks envs of evaluation
+    actors. By default no epsilon; R2D2 gives each env its rung of the Ape-X ladder."""
+    del env_ordinal
+    return types.ActingParams(epsilon=np.float32(0.0), evaluation=np.bool_(evaluation))
 
   @abc.abstractmethod
-  def inference(self, observation, reward, done, core_state) -> Tuple[Any, Dict[str, Any], Tuple]:
+  def inference(self, observation, reward, done, core_state,
+                acting: types.ActingParams) -> Tuple[Any, Dict[str, Any], Tuple]:
     """One batched policy step; a `tf.function`.
 
     Args: observation [B, *obs_shape], reward [B] float32, done [B] bool (the
     step starts a new episode: the agent resets its recurrent state for those
-    rows), core_state (tuple of [B, ...]).
+    rows), core_state (tuple of [B, ...]), acting (ActingParams of [B] arrays).
     Returns (action [B, ...], policy_outputs {name: [B, ...]}, new core_state).
     The server pads B to a few fixed sizes so this never retraces after warm-up.
     """
 
   @abc.abstractmethod
-  def train_step(self, batch: Mapping[str, np.ndarray]) -> Dict[str, float]:
-    """One update from a batch of unrolls; returns scalar logs (losses, entropy, ...).
-
-    `batch` maps each of STEP_FIELDS and each policy output to an array
-    [batch_size, unroll_length + 1, ...], and 'core_state' to a tuple of
-    [batch_size, ...] arrays.
-    """
+  def train_step(self, sample: types.Sample) -> types.TrainResult:
+    """One update from a batch of `batch_unrolls` unrolls of `unroll_length + 1` steps."""
 
   @abc.abstractmethod
   def checkpoint_items(self) -> Dict[str, Any]:

@@ -1,14 +1,13 @@
-"""What PPO, SAC and DDPG share: action bounds, the evaluation flag, observation stats.
+"""What PPO, SAC and DDPG share: spec checks, action bounds, observation stats.
 
 Policies work in unit space [-1, 1]^A and `ActionBounds` maps to the env's box (an
 identity for the MuJoCo and DM Control families, which are rescaled to [-1, 1]
 already; [-2, 2] for Pendulum-v1). The stored `action` is what the env received.
 
-These agents are feed-forward; their per-env "core state" is one float per env, 1.0
-for envs of evaluation actors (which act with the deterministic action and are
-never trained on), so inference tells them apart without another input.
+These agents are feed-forward: their core state is (). Envs of evaluation actors
+(ActingParams.evaluation) act with the deterministic action and are never trained on.
 """
-from typing import Dict, Tuple
+from typing import Dict
 
 import numpy as np
 import tensorflow as tf
@@ -56,17 +55,6 @@ class ActionBounds:
     action = tf.convert_to_tensor(action, tf.float32)
     unit = 2.0 * (action - self.low) / (self.high - self.low) - 1.0
     return tf.clip_by_value(unit, -1.0, 1.0)
-
-
-class EvaluationFlagState:
-  """Mixin: the per-env core state is (evaluation flag float32,)."""
-
-  def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
-    return (np.zeros([num_envs], np.float32),)
-
-  def env_core_state(self, env_ordinal: int, evaluation: bool) -> Tuple[np.ndarray, ...]:
-    del env_ordinal
-    return (np.float32(1.0 if evaluation else 0.0),)
 
 
 class ObservationNormalizer(tf.Module):

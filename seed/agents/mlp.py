@@ -36,20 +36,13 @@ class SeedStream:
     raise ValueError(f'Unknown initializer {kind!r}; accepted: {", ".join(INITIALIZERS)}.')
 
 
-def check_hidden_sizes(hidden_sizes: Sequence[int]) -> tuple:
-  sizes = tuple(int(s) for s in hidden_sizes)
-  if not sizes or any(s < 1 for s in sizes):
-    raise ValueError(f'hidden_sizes must be one or more positive widths, got '
-                     f'{tuple(hidden_sizes)}.')
-  return sizes
-
-
 class MLP(keras.layers.Layer):
   """x [N, in] -> hidden layers -> [N, output_size] (no output activation).
 
   `initializer` is 'glorot' or 'orthogonal'; with 'orthogonal' the hidden layers use
   gain sqrt(2) and the output layer `output_gain` (PPO: 0.01 for the policy mean, so
   the first actions stay near 0; 1.0 for the value), with zero biases throughout.
+  `hidden_sizes` are checked by the agent's config (config_checks.widths).
   """
 
   def __init__(self, input_size: int, hidden_sizes: Sequence[int], output_size: int, *,
@@ -58,7 +51,7 @@ class MLP(keras.layers.Layer):
     super().__init__(name=name)
     if activation not in ACTIVATIONS:
       raise ValueError(f'Unknown activation {activation!r}; accepted: {", ".join(ACTIVATIONS)}.')
-    self._num_hidden = len(check_hidden_sizes(hidden_sizes))
+    self._num_hidden = len(hidden_sizes)
     for i, size in enumerate(hidden_sizes):
       setattr(self, f'_hidden_{i}', keras.layers.Dense(
           int(size), activation=activation, name=f'hidden_{i}',

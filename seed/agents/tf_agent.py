@@ -2,6 +2,8 @@
 optimizer slots, and the configured learning rates winning over restored ones."""
 import numpy as np
 
+from seed import types
+
 
 class KerasAgentMixin:
   """For agents with `inference` (a tf.function) and `_env_spec`.
@@ -44,7 +46,9 @@ class KerasAgentMixin:
     spec = self._env_spec
     return (np.zeros((size,) + spec.observation_shape, spec.observation_dtype),
             np.zeros([size], np.float32), np.zeros([size], bool),
-            self.initial_core_state(size))
+            self.initial_core_state(size),
+            types.ActingParams(epsilon=np.zeros([size], np.float32),
+                               evaluation=np.zeros([size], bool)))
 
   def _build_optimizer(self) -> None:
     # Keras 3 creates slots in build(); a checkpoint read before that leaves the

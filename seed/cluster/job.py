@@ -81,7 +81,7 @@ def sweep_bindings(declared: Sequence[str], arguments: Sequence[str]) -> List[st
     name, _, binding = item.partition('=')
     if not _NAME.match(name) or '.' not in binding:
       raise ValueError(f'--sweep_binding={item!r}; expected NAME=Configurable.parameter, '
-                       'e.g. learning_rate=VTraceAgent.learning_rate')
+                       'e.g. learning_rate=VTraceConfig.learning_rate')
     targets[name] = binding
   bindings = []
   for name, value in _pairs(arguments):

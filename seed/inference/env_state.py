@@ -6,6 +6,7 @@ from typing import Callable, Dict, List, Tuple
 import grpc
 import numpy as np
 
+from seed import types
 from seed.inference.unroll_builder import UnrollBuilder
 from seed.protocol import ProtocolError
 
@@ -16,9 +17,9 @@ class EnvSlot:
   actor_id: int
   index: int
   run_id: str
-  core_state: Tuple[np.ndarray, ...]
+  core_state: Tuple[np.ndarray, ...]  # The network's recurrent state before the next step.
+  acting: types.ActingParams          # How this env acts: its epsilon, evaluation or not.
   unroll: UnrollBuilder
-  evaluation: bool = False
   # The first step after a (re)connection is a reset, not a transition.
   has_previous_step: bool = False
   episode_return: float = 0.0
@@ -34,9 +35,12 @@ class EnvTable:
   unreachable, so nothing of the old run leaks into the new one.
   """
 
-  def __init__(self, env_core_state: Callable[[int, bool], Tuple[np.ndarray, ...]],
+  def __init__(self, initial_core_state: Callable[[int], Tuple[np.ndarray, ...]],
+               acting_params: Callable[[int, bool], types.ActingParams],
                unroll_length: int, unroll_overlap: int = 0):
-    self._env_core_state = env_core_state  # (env ordinal, evaluation) -> state
+    """Args: the agent's initial_core_state and acting_params, and its unroll shape."""
+    self._fresh_core_state = tuple(part[0] for part in initial_core_state(1))
+    self._acting_params = acting_params  # (env ordinal, evaluation) -> ActingParams
     self._ordinals: Dict[Tuple[int, int, int], int] = {}
     self._unroll_length = unroll_length
     self._unroll_overlap = unroll_overlap
@@ -76,6 +80,7 @@ class EnvTable:
                 evaluation: bool) -> EnvSlot:
     ordinal = self._ordinals.setdefault((actor_id, split_index, index), len(self._ordinals))
     return EnvSlot(actor_id=actor_id, index=index, run_id=run_id,
-                   core_state=self._env_core_state(ordinal, evaluation),
-                   unroll=UnrollBuilder(self._unroll_length, self._unroll_overlap),
-                   evaluation=evaluation)
+                   core_state=self._fresh_core_state,
+                   acting=self._acting_params(ordinal, evaluation),
+                   unroll=UnrollBuilder(self._unroll_length, self._unroll_overlap,
+                                        env_id=ordinal))

@@ -11,6 +11,7 @@ from typing import Callable, List, Sequence
 
 import numpy as np
 
+from seed import types
 from seed.inference.env_state import EnvSlot
 
 
@@ -48,7 +49,7 @@ class StepProcessor:
   """Callable on a list of StepRequests; returns one action array per request."""
 
   def __init__(self, agent, max_batch_envs: int, frames_per_step: int,
-               put_unroll: Callable[[dict], bool],
+               put_unroll: Callable[[types.Unroll], bool],
                on_episode: Callable[[float, int, bool], None],
                on_batch: Callable[[BatchStats], None], counters):
     self._agent = agent
@@ -58,6 +59,7 @@ class StepProcessor:
     self._on_episode = on_episode
     self._on_batch = on_batch
     self._counters = counters
+    self._trained_outputs = tuple(agent.trained_outputs)
     self._policies = {}
 
   def __call__(self, requests: Sequence[StepRequest]) -> List[np.ndarray]:
@@ -75,20 +77,22 @@ class StepProcessor:
     done = _pad(terminated | truncated, padded)
     core_state = tuple(_pad(np.stack(parts), padded)
                        for parts in zip(*[s.core_state for s in slots]))
+    acting = types.ActingParams(*(_pad(part, padded) for part in
+                                  types.stack_acting_params([s.acting for s in slots])))
 
     policy = self._policies.get(padded, self._agent.inference)
-    action, outputs, new_state = policy(observations, rewards, done, core_state)
+    action, outputs, new_state = policy(observations, rewards, done, core_state, acting)
     action = np.asarray(action)[:n]
-    outputs = {name: np.asarray(value)[:n] for name, value in outputs.items()}
+    # Only what the train step reads goes into unrolls (R2D2's Q values do not).
+    outputs = {name: np.asarray(outputs[name])[:n] for name in self._trained_outputs}
     new_state = tuple(np.asarray(part)[:n] for part in new_state)
 
     transitions = 0
     for i, slot in enumerate(slots):
-      if not slot.evaluation:  # Evaluation steps are never trained on.
-        step = {'observation': observations[i], 'reward': rewards[i],
-                'terminated': terminated[i], 'truncated': truncated[i], 'action': action[i]}
-        for name, value in outputs.items():
-          step[name] = value[i]
+      evaluation = bool(slot.acting.evaluation)
+      if not evaluation:  # Evaluation steps are never trained on.
+        step = types.Steps(observations[i], rewards[i], terminated[i], truncated[i], action[i],
+                           policy_outputs={name: value[i] for name, value in outputs.items()})
         unroll = slot.unroll.append(step, slot.core_state)
         if unroll is not None:
           self._put_unroll(unroll)
@@ -98,7 +102,7 @@ class StepProcessor:
         slot.episode_return += float(rewards[i])
         slot.episode_steps += 1
         if terminated[i] or truncated[i]:
-          self._on_episode(slot.episode_return, slot.episode_steps, slot.evaluation)
+          self._on_episode(slot.episode_return, slot.episode_steps, evaluation)
           slot.episode_return, slot.episode_steps = 0.0, 0
       slot.has_previous_step = True
     self._counters.add(env_steps=transitions, env_frames=transitions * self._frames_per_step)

@@ -1,7 +1,9 @@
 """Builds one env's unrolls from the steps that pass through inference."""
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
+
+from seed import types
 
 
 class UnrollBuilder:
@@ -15,14 +17,17 @@ class UnrollBuilder:
   stored with an unroll is the state before its step 0.
   """
 
-  def __init__(self, unroll_length: int, overlap: int = 0):
+  def __init__(self, unroll_length: int, overlap: int = 0, env_id: int = 0):
     if unroll_length < 1:
       raise ValueError(f'unroll_length must be >= 1, got {unroll_length}')
     if not 0 <= overlap < unroll_length:
       raise ValueError(f'overlap must be in [0, unroll_length={unroll_length}), got {overlap}')
     self._num_steps = unroll_length + 1
     self._kept_steps = overlap + 1
+    self._env_id = np.int64(env_id)
+    # Field name -> [T + 1, ...]; policy outputs under their own names after the step fields.
     self._buffers: Optional[Dict[str, np.ndarray]] = None
+    self._output_names: Tuple[str, ...] = ()
     self._size = 0
     # The state before each buffered step: the next unroll starts part-way in.
     self._states: List[Tuple[np.ndarray, ...]] = []
@@ -31,25 +36,29 @@ class UnrollBuilder:
   def num_buffered_steps(self) -> int:
     return self._size
 
-  def append(self, step: Dict[str, np.ndarray],
-             core_state_before: Tuple[np.ndarray, ...]) -> Optional[Dict[str, object]]:
-    """Adds one step; returns a finished unroll dict when T+1 steps are in."""
+  def append(self, step: types.Steps,
+             core_state_before: Tuple[np.ndarray, ...]) -> Optional[types.Unroll]:
+    """Adds one step (a Steps of single-step values); returns an Unroll when T+1 are in."""
+    values = self._values(step)
     if self._buffers is None:
-      self._buffers = self._allocate(step)
-    for name, value in step.items():
+      self._output_names = tuple(step.policy_outputs)
+      self._buffers = self._allocate(values)
+    for name, value in values.items():
       self._buffers[name][self._size] = value
     self._states.append(core_state_before)
     self._size += 1
     if self._size < self._num_steps:
       return None
-    unroll: Dict[str, object] = dict(self._buffers)
-    unroll['core_state'] = self._states[0]
+    finished = self._buffers
     # Fresh buffers: the finished ones now belong to the consumer.
     kept = self._kept_steps
-    self._buffers = self._allocate(step)
-    for name, finished in unroll.items():
-      if name != 'core_state':
-        self._buffers[name][:kept] = finished[-kept:]
+    self._buffers = self._allocate(values)
+    for name, array in finished.items():
+      self._buffers[name][:kept] = array[-kept:]
+    unroll = types.Unroll(
+        steps=types.Steps(*(finished[field] for field in types.STEP_FIELDS),
+                          policy_outputs={name: finished[name] for name in self._output_names}),
+        core_state=self._states[0], env_id=self._env_id)
     self._states = self._states[-kept:]
     self._size = kept
     return unroll
@@ -59,6 +68,15 @@ class UnrollBuilder:
     self._size = 0
     self._states = []
 
-  def _allocate(self, step: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
+  @staticmethod
+  def _values(step: types.Steps) -> Mapping[str, object]:
+    values = {field: getattr(step, field) for field in types.STEP_FIELDS}
+    for name, value in step.policy_outputs.items():
+      if name in values:
+        raise ValueError(f'policy output {name!r} clashes with a step field; rename it.')
+      values[name] = value
+    return values
+
+  def _allocate(self, values: Mapping[str, object]) -> Dict[str, np.ndarray]:
     return {name: np.empty((self._num_steps,) + np.shape(value), np.asarray(value).dtype)
-            for name, value in step.items()}
+            for name, value in values.items()}

@@ -38,14 +38,10 @@ import collections
 
 import tensorflow as tf
 
+from seed.losses import shapes
+
 GaeReturns = collections.namedtuple('GaeReturns', ['advantages', 'returns'])
 
-
-def _check_shape(name, tensor, expected):
-  """Raises ValueError unless `tensor`'s static shape is compatible with `expected`."""
-  shape = tensor.shape
-  if not shape.is_compatible_with(expected):
-    raise ValueError(f'{name} has shape {shape}, expected {tf.TensorShape(expected)}.')
 
 
 def generalized_advantage_estimation(rewards, values, bootstrap_value, discounts, truncated,
@@ -82,9 +78,9 @@ def generalized_advantage_estimation(rewards, values, bootstrap_value, discounts
   if rewards.shape.rank is not None and rewards.shape.rank != 2:
     raise ValueError(f'rewards has shape {rewards.shape}, expected rank 2 [T, B].')
   time_batch = rewards.shape if rewards.shape.rank is not None else [None, None]
-  _check_shape('values', values, time_batch)
-  _check_shape('bootstrap_value', bootstrap_value, time_batch[1:])
-  _check_shape('discounts', discounts, time_batch)
+  shapes.check_shape('values', values, time_batch)
+  shapes.check_shape('bootstrap_value', bootstrap_value, time_batch[1:])
+  shapes.check_shape('discounts', discounts, time_batch)
   if truncated is None:
     # Without truncations the truncation values are never read; accept and ignore them.
     is_truncated = tf.zeros_like(rewards, dtype=tf.bool)
@@ -94,11 +90,11 @@ def generalized_advantage_estimation(rewards, values, bootstrap_value, discounts
       raise ValueError('truncation_values is None but truncated is given: a truncated '
                        'step needs the value of its true final state; pass both or neither.')
     truncated = tf.convert_to_tensor(truncated)
-    _check_shape('truncated', truncated, time_batch)
+    shapes.check_shape('truncated', truncated, time_batch)
     # Any dtype works (bool or 0/1 numbers); only "nonzero" matters.
     is_truncated = tf.cast(truncated, tf.bool)
     truncation_values = tf.convert_to_tensor(truncation_values, dtype=tf.float32)
-    _check_shape('truncation_values', truncation_values, time_batch)
+    shapes.check_shape('truncation_values', truncation_values, time_batch)
 
   values_tp1 = tf.concat([values[1:], bootstrap_value[tf.newaxis]], axis=0)
   # tf.where, not a blend by product, so a non-finite value on the unused side

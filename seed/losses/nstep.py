@@ -40,15 +40,12 @@ from typing import Optional
 
 import tensorflow as tf
 
+from seed.losses import shapes
+
 from seed.losses import value_rescaling
 
 NStepTargets = collections.namedtuple('NStepTargets', ['targets', 'valid_mask'])
 
-
-def _check_shape(name, tensor, expected):
-  """Raises ValueError unless `tensor`'s static shape is compatible with `expected`."""
-  if not tensor.shape.is_compatible_with(expected):
-    raise ValueError(f'{name} has shape {tensor.shape}, expected {tf.TensorShape(expected)}.')
 
 
 def double_q_bootstrap(online_q, target_q):
@@ -67,7 +64,7 @@ def double_q_bootstrap(online_q, target_q):
   target_q = tf.convert_to_tensor(target_q, dtype=tf.float32)
   if online_q.shape.rank is not None and online_q.shape.rank != 3:
     raise ValueError(f'online_q has shape {online_q.shape}, expected rank 3 [T, B, A].')
-  _check_shape('target_q', target_q, online_q.shape)
+  shapes.check_shape('target_q', target_q, online_q.shape)
   best_actions = tf.argmax(online_q, axis=-1, output_type=tf.int32)
   values = tf.gather(target_q, best_actions, axis=-1, batch_dims=2)
   return tf.stop_gradient(values)
@@ -100,13 +97,13 @@ def nstep_double_q_targets(rewards, discounts, bootstrap_q, truncated=None,
   if rewards.shape.rank is not None and rewards.shape.rank != 2:
     raise ValueError(f'rewards has shape {rewards.shape}, expected rank 2 [T, B].')
   time_batch = rewards.shape if rewards.shape.rank is not None else [None, None]
-  _check_shape('discounts', discounts, time_batch)
-  _check_shape('bootstrap_q', bootstrap_q, time_batch)
+  shapes.check_shape('discounts', discounts, time_batch)
+  shapes.check_shape('bootstrap_q', bootstrap_q, time_batch)
   if truncated is None:
     truncated = tf.zeros_like(rewards, dtype=tf.bool)
   else:
     truncated = tf.convert_to_tensor(truncated)
-    _check_shape('truncated', truncated, time_batch)
+    shapes.check_shape('truncated', truncated, time_batch)
     truncated = tf.cast(truncated, tf.bool)  # Only "nonzero" matters.
 
   if rescaling_eps is None:

@@ -31,14 +31,10 @@ import collections
 
 import tensorflow as tf
 
+from seed.losses import shapes
+
 VTraceReturns = collections.namedtuple('VTraceReturns', ['vs', 'pg_advantages'])
 
-
-def _check_shape(name, tensor, expected):
-  """Raises ValueError unless `tensor`'s static shape is compatible with `expected`."""
-  shape = tensor.shape
-  if not shape.is_compatible_with(expected):
-    raise ValueError(f'{name} has shape {shape}, expected {tf.TensorShape(expected)}.')
 
 
 def log_probs_from_logits_and_actions(logits, actions):
@@ -55,7 +51,7 @@ def log_probs_from_logits_and_actions(logits, actions):
   actions = tf.convert_to_tensor(actions)
   if logits.shape.rank is not None and logits.shape.rank != 3:
     raise ValueError(f'logits has shape {logits.shape}, expected rank 3 [T, B, A].')
-  _check_shape('actions', actions, logits.shape[:2])
+  shapes.check_shape('actions', actions, logits.shape[:2])
   if not actions.dtype.is_integer:
     raise ValueError(f'actions must be integers, got dtype {actions.dtype.name}.')
   return -tf.nn.sparse_softmax_cross_entropy_with_logits(
@@ -93,13 +89,13 @@ def vtrace_from_importance_weights(log_rhos, discounts, rewards, values, bootstr
   if log_rhos.shape.rank is not None and log_rhos.shape.rank != 2:
     raise ValueError(f'log_rhos has shape {log_rhos.shape}, expected rank 2 [T, B].')
   time_batch = log_rhos.shape if log_rhos.shape.rank is not None else [None, None]
-  _check_shape('discounts', discounts, time_batch)
-  _check_shape('rewards', rewards, time_batch)
-  _check_shape('values', values, time_batch)
-  _check_shape('bootstrap_value', bootstrap_value, time_batch[1:])
+  shapes.check_shape('discounts', discounts, time_batch)
+  shapes.check_shape('rewards', rewards, time_batch)
+  shapes.check_shape('values', values, time_batch)
+  shapes.check_shape('bootstrap_value', bootstrap_value, time_batch[1:])
   if truncated is not None:
     truncated = tf.convert_to_tensor(truncated)
-    _check_shape('truncated', truncated, time_batch)
+    shapes.check_shape('truncated', truncated, time_batch)
     # Any dtype works (bool or 0/1 numbers); only "nonzero" matters.
     not_truncated = tf.cast(tf.logical_not(tf.cast(truncated, tf.bool)), tf.float32)
   else:

@@ -22,11 +22,6 @@ import tensorflow as tf
 
 from seed.agents import torsos
 
-# Re-exported: the agent's config checks against them.
-TORSOS = torsos.TORSOS
-TORSO_CHOICES = torsos.TORSO_CHOICES
-resolve_torso = torsos.resolve_torso
-
 
 class DuelingQNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   """Torso (+ optional LSTM) + dueling Q head.
@@ -36,10 +31,10 @@ class DuelingQNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   """
 
   def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
-               num_actions: int, *, torso: str = 'auto',
-               mlp_hidden_sizes: Sequence[int] = (64,), use_lstm: bool = True,
-               lstm_size: int = 512, head_hidden_size: int = 512, seed: int = 0,
+               num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
+               use_lstm: bool, lstm_size: int, head_hidden_size: int, seed: int,
                name: str = 'dueling_q'):
+    """torso ... seed: the R2D2Config fields of those names."""
     super().__init__(name=name)
     self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
                     lstm_size, seed)
@@ -118,11 +113,11 @@ class DuelingQNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
 
 
 def burn_in_and_unroll(online: DuelingQNetwork, target: DuelingQNetwork, observations,
-                       done, core_state, burn_in: int):
+                       done, core_state, burn_in_steps: int):
   """Q values of the trained part of sequences, after an R2D2 burn-in.
 
-  The online network runs the first `burn_in` steps from `core_state` and only
-  its final state is kept, under tf.stop_gradient: those steps just prime the
+  The online network runs the first `burn_in_steps` steps from `core_state` and
+  only its final state is kept, under tf.stop_gradient: those steps just prime the
   LSTM, and no gradient reaches them (or the stored state). The trained part
   starts from that state. The target network runs every step from `core_state`
   (its own burn-in) and its values are gradient-stopped.
@@ -130,21 +125,22 @@ def burn_in_and_unroll(online: DuelingQNetwork, target: DuelingQNetwork, observa
   Args:
     online: the network being trained.
     target: the target network.
-    observations: [L + 1, B, ...] time-major, L + 1 > burn_in.
+    observations: [L + 1, B, ...] time-major, L + 1 > burn_in_steps.
     done: [L + 1, B] bool.
     core_state: () or (c, h), each [B, lstm_size]: the state before step 0.
-    burn_in: leading steps to burn in, >= 0.
+    burn_in_steps: leading steps to burn in, >= 0.
 
   Returns:
-    (online_q, target_q), each [L + 1 - burn_in, B, A]; online_q differentiable.
+    (online_q, target_q), each [L + 1 - burn_in_steps, B, A]; online_q differentiable.
   """
+  burn = burn_in_steps
   online_state = tuple(core_state)
   if not online.use_lstm:  # Nothing to prime: the burn-in steps are just skipped.
-    observations, done, burn_in = observations[burn_in:], done[burn_in:], 0
-  if burn_in:
-    _, online_state = online.unroll(observations[:burn_in], done[:burn_in], online_state)
+    observations, done, burn = observations[burn:], done[burn:], 0
+  if burn:
+    _, online_state = online.unroll(observations[:burn], done[:burn], online_state)
     online_state = tuple(tf.stop_gradient(x) for x in online_state)
-  online_q, _ = online.unroll(observations[burn_in:], done[burn_in:], online_state)
+  online_q, _ = online.unroll(observations[burn:], done[burn:], online_state)
   # One pass over all steps: the target's burn-in is the start of its unroll.
   target_q, _ = target.unroll(observations, done, tuple(core_state))
-  return online_q, tf.stop_gradient(target_q[burn_in:])
+  return online_q, tf.stop_gradient(target_q[burn:])

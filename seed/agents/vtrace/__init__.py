@@ -1,4 +1,4 @@
-"""IMPALA / V-trace agent: `agent.VTraceAgent`, its networks and loss.
+"""IMPALA / V-trace agent: `agent.VTraceAgent`, its `config.VTraceConfig`, networks and loss.
 
 Import the submodules explicitly; this package must stay importable without
 TensorFlow, like the rest of `seed` outside the learner.

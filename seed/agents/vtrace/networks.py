@@ -24,11 +24,6 @@ import tensorflow as tf
 
 from seed.agents import torsos
 
-# Re-exported: the agent's config checks against them.
-TORSOS = torsos.TORSOS
-TORSO_CHOICES = torsos.TORSO_CHOICES
-resolve_torso = torsos.resolve_torso
-
 
 class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   """Torso (+ optional LSTM) + policy and baseline heads.
@@ -38,9 +33,9 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   """
 
   def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
-               num_actions: int, *, torso: str = 'auto',
-               mlp_hidden_sizes: Sequence[int] = (64, 64), use_lstm: bool = False,
-               lstm_size: int = 256, seed: int = 0, name: str = 'policy_value'):
+               num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
+               use_lstm: bool, lstm_size: int, seed: int, name: str = 'policy_value'):
+    """torso, mlp_hidden_sizes, use_lstm, lstm_size, seed: the VTraceConfig fields."""
     super().__init__(name=name)
     self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
                     lstm_size, seed)

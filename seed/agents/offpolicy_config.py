@@ -1,0 +1,44 @@
+"""What SACConfig and DDPGConfig share: n-step replay, the replay ratio, targets, MLPs.
+
+No TensorFlow here: the configs import without it, like the rest of `seed` outside
+the learner.
+"""
+import dataclasses
+from typing import Tuple
+
+from seed.agents import config_checks as checks
+
+
+@dataclasses.dataclass(frozen=True)
+class OffPolicyConfig:
+  """The hyperparameters of the replay side (seed.agents.offpolicy); gin binds the
+  subclasses (SACConfig, DDPGConfig), never this one."""
+
+  n_steps: int = 1
+  """n of the n-step targets, in env steps, >= 1 (unrolls hold n + 1 steps)."""
+  minibatch_transitions: int = 256
+  """Transitions per gradient update, >= 1."""
+  updates_per_step: int = 1
+  """Gradient updates per env step (the replay ratio), >= 1."""
+  discount: float = 0.99
+  """gamma in [0, 1], per env step."""
+  tau: float = 0.005
+  """Polyak rate of the target networks, in (0, 1]."""
+  hidden_sizes: Tuple[int, ...] = (256, 256)
+  """Hidden layer widths (units) of the actor's and each critic's MLP."""
+  seed: int = 0
+  """Seeds the weights and all sampling, >= 0."""
+
+  def __post_init__(self):
+    """Raises ValueError naming the first field outside its accepted values."""
+    checks.ints_at_least(self, 1, 'n_steps', 'minibatch_transitions', 'updates_per_step')
+    checks.ints_at_least(self, 0, 'seed')
+    checks.in_range(self, 0.0, 1.0, 'discount')
+    if not (isinstance(self.tau, (int, float)) and 0.0 < self.tau <= 1.0):
+      checks.fail(self, 'tau', 'a number in (0, 1]')
+    checks.widths(self, 'hidden_sizes')
+
+  @property
+  def batch_transitions(self) -> int:
+    """Transitions sampled per train step: updates_per_step * minibatch_transitions."""
+    return self.updates_per_step * self.minibatch_transitions

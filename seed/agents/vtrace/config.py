@@ -1,0 +1,79 @@
+"""V-trace hyperparameters: one frozen dataclass, bound by gin, checked on construction.
+
+Defaults follow IMPALA/SEED where they carry over (discount 0.99, baseline_cost 0.5,
+max_grad_norm 40, rho-bars 1, lambda 1; RMSProp with IMPALA's decay 0.99 and
+epsilon 0.01). entropy_cost 0.01 and learning_rate 6e-4 suit small control tasks
+and Atari alike.
+"""
+import dataclasses
+from typing import Optional, Tuple
+
+import gin
+
+from seed.agents import config_checks as checks
+from seed.agents import torsos
+
+OPTIMIZERS = ('adam', 'rmsprop')
+REWARD_CLIPPINGS = (None, 'abs_one')
+
+
+@gin.configurable
+@dataclasses.dataclass(frozen=True)
+class VTraceConfig:
+  """Every VTraceAgent hyperparameter (the env spec aside)."""
+
+  unroll_length: int = 20
+  """T, transitions per unroll, in agent steps (unrolls hold T + 1 steps)."""
+  batch_unrolls: int = 32
+  """Unrolls per train step."""
+  discount: float = 0.99
+  """gamma in [0, 1], per agent step."""
+  baseline_cost: float = 0.5
+  """Weight of the value loss, >= 0."""
+  entropy_cost: float = 0.01
+  """Weight of the entropy bonus, >= 0."""
+  learning_rate: float = 6e-4
+  """The optimizer's step size, > 0."""
+  optimizer: str = 'adam'
+  """'adam' or 'rmsprop'."""
+  adam_epsilon: float = 1e-3
+  """Adam's epsilon, > 0 (ignored by RMSProp)."""
+  rmsprop_epsilon: float = 0.01
+  """RMSProp's epsilon inside the square root, > 0 (ignored by Adam)."""
+  max_grad_norm: Optional[float] = 40.0
+  """Global-norm gradient clip, > 0; None disables clipping."""
+  reward_clipping: Optional[str] = None
+  """None, or 'abs_one' to clip rewards to [-1, 1] in the loss only (logged
+  returns are the raw ones)."""
+  lambda_: float = 1.0
+  """V-trace lambda in [0, 1]."""
+  clip_rho_threshold: Optional[float] = 1.0
+  """V-trace rho-bar, > 0; None disables clipping."""
+  clip_pg_rho_threshold: Optional[float] = 1.0
+  """Clip of the policy-gradient importance weights, > 0; None disables clipping."""
+  torso: str = 'auto'
+  """'auto' (mlp for rank 0-2 observations, nature for rank 3), 'mlp', 'nature' or
+  'impala_shallow'; image torsos take [C, H, W] observations."""
+  mlp_hidden_sizes: Tuple[int, ...] = (64, 64)
+  """Hidden layer widths (units) of the mlp torso."""
+  use_lstm: bool = False
+  """Put an LSTM core after the torso."""
+  lstm_size: int = 256
+  """LSTM units."""
+  seed: int = 0
+  """Seeds the weights and the action sampling, >= 0."""
+
+  def __post_init__(self):
+    """Raises ValueError naming the first field outside its accepted values."""
+    checks.ints_at_least(self, 1, 'unroll_length', 'batch_unrolls', 'lstm_size')
+    checks.ints_at_least(self, 0, 'seed')
+    checks.in_range(self, 0.0, 1.0, 'discount', 'lambda_')
+    checks.non_negative(self, 'baseline_cost', 'entropy_cost')
+    checks.positive(self, 'learning_rate', 'adam_epsilon', 'rmsprop_epsilon')
+    checks.positive(self, 'max_grad_norm', 'clip_rho_threshold', 'clip_pg_rho_threshold',
+                    optional=True)
+    checks.one_of(self, 'optimizer', OPTIMIZERS)
+    checks.one_of(self, 'reward_clipping', REWARD_CLIPPINGS)
+    checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
+    checks.one_of(self, 'use_lstm', (False, True))
+    checks.widths(self, 'mlp_hidden_sizes')

@@ -1,0 +1,118 @@
+"""What crosses module borders on the way from an actor's step to a gradient step.
+
+One way only:
+
+  inference server --StepRequest--> StepProcessor --Steps--> UnrollBuilder
+  UnrollBuilder --Unroll--> agent input (UnrollFifo or ReplayInput)
+  agent input --Sample--> Trainer --Sample--> Agent.train_step --TrainResult--> Trainer
+  Trainer --(Sample.ids, TrainResult.priorities)--> ReplayInput.update_priorities
+
+How an env acts (its exploration epsilon, whether it evaluates) is an `ActingParams`
+kept beside the recurrent `core_state`, never inside it: the core state is the
+network's, the acting parameters are the env's.
+
+These are NamedTuples, so TensorFlow's nest functions (and tf.function's tracing)
+take them as structures. Each type serves for one item and for a batch of them: a
+batch has a leading [B] dimension on every array. NumPy only: actors and the replay
+import this module without TensorFlow.
+"""
+from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+# The fields every step carries, besides the agent's policy outputs.
+STEP_FIELDS = ('observation', 'reward', 'terminated', 'truncated', 'action')
+
+
+class ActingParams(NamedTuple):
+  """How an env acts; scalars for one env, [B] arrays for a batch.
+
+  epsilon: float32, the probability of a uniformly random action (R2D2's per-env
+    ladder; 0 for agents that explore otherwise).
+  evaluation: bool, the env belongs to an evaluation actor: it acts with the
+    deterministic or near-greedy policy and its steps are never trained on.
+  """
+  epsilon: np.ndarray
+  evaluation: np.ndarray
+
+
+def stack_acting_params(params: Sequence[ActingParams]) -> ActingParams:
+  """[ActingParams of one env] -> ActingParams of [B] arrays."""
+  return ActingParams(epsilon=np.array([p.epsilon for p in params], np.float32),
+                      evaluation=np.array([p.evaluation for p in params], bool))
+
+
+class Steps(NamedTuple):
+  """Consecutive steps of one env: every array [T + 1, ...] (batched: [B, T + 1, ...]).
+
+  For step t: observation[t] is what the actor sent; reward[t], terminated[t] and
+  truncated[t] belong to the transition that led to observation[t] (after a
+  termination or truncation observation[t] is the first of the next episode);
+  action[t] is what the policy chose at observation[t]; policy_outputs holds the
+  agent's other outputs at step t that its train step reads, by name (V-trace's
+  'logits', PPO's 'log_prob', ...), as the agent's `trained_outputs` lists them.
+  """
+  observation: np.ndarray
+  reward: np.ndarray
+  terminated: np.ndarray
+  truncated: np.ndarray
+  action: np.ndarray
+  policy_outputs: Mapping[str, np.ndarray]
+
+
+class Unroll(NamedTuple):
+  """T + 1 steps of one env, with what is needed to replay them through the network.
+
+  steps: the steps, [T + 1, ...] each (batched: [B, T + 1, ...]).
+  core_state: the recurrent state before step 0, a tuple of arrays (batched: [B, ...]);
+    () for feed-forward agents.
+  env_id: int64, the env's ordinal on the learner (batched: [B]).
+  """
+  steps: Steps
+  core_state: Tuple[np.ndarray, ...]
+  env_id: np.ndarray
+
+  @property
+  def batch_shape(self) -> Tuple[int, ...]:
+    """The leading dims before a step's own shape: (T + 1,), or (B, T + 1) for a batch."""
+    return tuple(np.shape(self.steps.reward))
+
+
+def stack_unrolls(unrolls: Sequence[Unroll]) -> Unroll:
+  """[Unroll] -> one Unroll whose every array has a leading [B] dimension."""
+  first = unrolls[0]
+  names = tuple(first.steps.policy_outputs)
+
+  def stack(get):
+    return np.stack([get(u) for u in unrolls])
+
+  steps = Steps(*(stack(lambda u, f=field: getattr(u.steps, f)) for field in STEP_FIELDS),
+                policy_outputs={name: stack(lambda u, n=name: u.steps.policy_outputs[n])
+                                for name in names})
+  core_state = tuple(stack(lambda u, i=i: u.core_state[i]) for i in range(len(first.core_state)))
+  return Unroll(steps=steps, core_state=core_state,
+                env_id=np.array([u.env_id for u in unrolls], np.int64))
+
+
+class Sample(NamedTuple):
+  """A batch handed to a train step.
+
+  ids: int64 [B], which items these are: replay insertion ids (the key to update
+    their priorities), or arrival numbers from the FIFO.
+  data: the unrolls, batched ([B, T + 1, ...] steps).
+  weights: float32 [B] importance weights (ones where sampling was uniform or FIFO).
+  """
+  ids: np.ndarray
+  data: Unroll
+  weights: np.ndarray
+
+
+class TrainResult(NamedTuple):
+  """What a train step returns.
+
+  logs: scalar diagnostics by name (losses, entropy, ...), Python floats.
+  priorities: float64 [B], new replay priorities of the sample's ids, in its
+    order; None for agents that do not prioritize.
+  """
+  logs: Dict[str, float]
+  priorities: Optional[np.ndarray] = None

@@ -1,0 +1,23 @@
+"""Every agent's train step gives the numbers it gave before issue 12's refactor, to 1e-6."""
+import json
+
+import pytest
+
+pytest.importorskip('tensorflow')
+
+from tests import train_step_golden  # pylint: disable=g-import-not-at-top
+
+
+@pytest.fixture(scope='module')
+def golden():
+  with open(train_step_golden.GOLDEN_PATH) as f:
+    return json.load(f)
+
+
+@pytest.mark.parametrize('name', sorted(train_step_golden.CASES))
+def test_train_step_logs_match_the_recorded_ones(name, golden):
+  logs = train_step_golden.train_once(name)
+  expected = golden[name]
+  assert sorted(logs) == sorted(expected)
+  for key, value in expected.items():
+    assert logs[key] == pytest.approx(value, rel=1e-6, abs=1e-6), key

@@ -38,10 +38,12 @@ setuptools.setup(
         'learner': ['tensorflow-cpu==2.21.0; platform_machine=="x86_64"',
                     'tensorflow==2.21.0; platform_machine!="x86_64"',
                     'tensorboard', 'grpcio-health-checking==1.85.1',
-                    'cloudml-hypertune==0.1.0.dev6'],  # Vertex AI tuning trials report through it
+                    'cloudml-hypertune==0.1.0.dev6',  # Vertex AI tuning trials report through it
+                    'zstandard>=0.23'],  # the replay compresses Atari frames (seed/replay/frames.py)
         # The same on NVIDIA GPUs: TensorFlow with its CUDA libraries from pip.
         'learner-gpu': ['tensorflow[and-cuda]==2.21.0', 'tensorboard',
-                        'grpcio-health-checking==1.85.1', 'cloudml-hypertune==0.1.0.dev6'],
+                        'grpcio-health-checking==1.85.1', 'cloudml-hypertune==0.1.0.dev6',
+                        'zstandard>=0.23'],
         'test': ['pytest>=8', 'pytest-timeout', 'grpcio-tools==1.85.1'],
     },
     entry_points={'console_scripts': [

@@ -22,3 +22,24 @@ def test_throughput_benchmark_prints_a_full_row(tmp_path):
   # env limit, inference, ratio, round trip, batch, training, learner steps/s: all measured.
   assert all(c != '—' for c in cells[1:7]), row
   assert re.fullmatch(r'[\d,]+', cells[1]) and re.fullmatch(r'\d+%', cells[3]), row
+
+
+def test_replay_storage_benchmark_prints_before_and_after():
+  has_old_code = subprocess.run(['git', 'cat-file', '-e', 'HEAD'], cwd=REPO,
+                                capture_output=True).returncode == 0 and subprocess.run(
+      ['git', 'cat-file', '-e', '84551c4:seed/replay/prioritized.py'], cwd=REPO,
+      capture_output=True).returncode == 0
+  if not has_old_code:
+    pytest.skip('the "before" code (commit 84551c4) is not in this clone\'s git history')
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.replay_storage', '--sequences=6', '--envs=2',
+       '--sac_transitions=1000', '--batches=1', '--repeats=1'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 0, result.stdout + result.stderr
+  rows = [line for line in result.stdout.splitlines() if line.startswith('| Atari R2D2')
+          or line.startswith('| SAC')]
+  assert len(rows) == 14, result.stdout
+  for row in rows:
+    cells = [c.strip() for c in row.strip('|').split('|')]
+    assert re.fullmatch(r'[\d,.]+', cells[1]) and re.fullmatch(r'[\d,.]+', cells[2]), row
+    assert re.fullmatch(r'[\d,.]+x', cells[3]), row

@@ -201,5 +201,5 @@ def test_replay_input_slack_is_two_batches_capped_near_512_inserts(batch_size, s
 
 def test_min_fill_below_the_batch_names_what_the_batch_is():
   with pytest.raises(ValueError, match=r'below the batch size 1024 .*updates_per_step \* '
-                     r'minibatch_size'):
+                     r'minibatch_transitions'):
     ReplayInput(1024, min_fill_unrolls=1000)

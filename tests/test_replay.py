@@ -1,5 +1,8 @@
-"""Tests for seed.replay.sum_tree and seed.replay.prioritized."""
-import json
+"""Tests for seed.replay.sum_tree, seed.replay.prioritized and seed.replay.replay_input.
+
+The helpers that make test unrolls (make_unroll, stacked_frames, transition,
+sequence, assert_unroll_equal, row) serve the other tests/test_replay_*.py files too.
+"""
 import math
 import os
 import threading
@@ -7,8 +10,10 @@ import threading
 import numpy as np
 import pytest
 
+from seed import types
 from seed.replay import prioritized
 from seed.replay.prioritized import PrioritizedReplay
+from seed.replay.replay_input import ReplayInput
 from seed.replay.sum_tree import SumTree
 
 
@@ -80,6 +85,18 @@ def test_sum_tree_many_updates_do_not_drift():
   assert tree.max == priorities.max()
 
 
+def test_sum_tree_one_index_at_a_time_equals_batched_updates():
+  rng = np.random.default_rng(3)
+  one, batched = SumTree(37), SumTree(37)
+  for _ in range(50):
+    indices, values = rng.integers(0, 37, 5), rng.exponential(1.0, 5)
+    batched.set(indices, values)
+    for index, value in zip(indices, values):  # In order: the last one wins in both.
+      one.set([index], value)
+    np.testing.assert_array_equal(one._sum, batched._sum)  # pylint: disable=protected-access
+    np.testing.assert_array_equal(one._max, batched._max)  # pylint: disable=protected-access
+
+
 def test_sum_tree_sampling_frequencies_chi_square():
   tree = SumTree(10)
   priorities = np.array([1.0, 2.0, 0.0, 3.0, 4.0, 0.5, 6.0, 0.0, 2.5, 1.5])  # df = 7.
@@ -102,6 +119,85 @@ def test_sum_tree_errors(call, pattern):
     call(SumTree(4))
 
 
+# ------------------------------------------------------------ Test unrolls
+
+
+def make_unroll(observation, *, reward=None, action=None, policy_outputs=None, core_state=(),
+                env_id=0) -> types.Unroll:
+  """An Unroll of len(observation) steps; fields not given are zeros."""
+  num_steps = len(observation)
+  return types.Unroll(
+      steps=types.Steps(observation=observation,
+                        reward=np.zeros(num_steps, np.float32) if reward is None else reward,
+                        terminated=np.zeros(num_steps, bool), truncated=np.zeros(num_steps, bool),
+                        action=np.zeros(num_steps, np.int32) if action is None else action,
+                        policy_outputs=policy_outputs or {}),
+      core_state=core_state, env_id=np.int64(env_id))
+
+
+def stacked_frames(rng, num_steps, stack=3, frame_shape=(4, 4), resets=()):
+  """uint8 [num_steps, stack, *frame_shape] as a frame stacker makes them: each step
+  shifts in a new frame, and step 0 and every step in `resets` repeat their frame
+  `stack` times (gymnasium's FrameStackObservation after a reset)."""
+  stacks, current = [], None
+  for t in range(num_steps):
+    frame = rng.integers(0, 256, frame_shape, dtype=np.uint8)
+    if t == 0 or t in resets:
+      current = [frame] * stack
+    else:
+      current = current[1:] + [frame]
+    stacks.append(np.stack(current))
+  return np.stack(stacks)
+
+
+def transition(rng, i):
+  """A SAC-like n-step transition (n = 1): 2 steps, no core state."""
+  return make_unroll(rng.normal(size=(2, 17)).astype(np.float32),
+                     reward=np.array([0.0, i], np.float32),
+                     action=rng.uniform(-1.0, 1.0, (2, 6)).astype(np.float32), env_id=i % 4)
+
+
+def sequence(rng, i):
+  """An R2D2-like sequence: stacked uint8 frames with a reset, a policy output, LSTM state."""
+  return make_unroll(stacked_frames(rng, 6, resets=(i % 5,)),
+                     reward=rng.normal(size=6).astype(np.float32),
+                     action=rng.integers(0, 4, 6).astype(np.int32),
+                     policy_outputs={'q': rng.normal(size=(6, 4)).astype(np.float32)},
+                     core_state=(np.full(8, i, np.float32), rng.normal(size=8).astype(np.float32)),
+                     env_id=i)
+
+
+def assert_unroll_equal(actual: types.Unroll, expected: types.Unroll):
+  """Every array equal, with the same dtype, and the same structure."""
+  def check(a, e, name):
+    a, e = np.asarray(a), np.asarray(e)
+    assert a.dtype == e.dtype and a.shape == e.shape, (name, a.dtype, e.dtype, a.shape, e.shape)
+    np.testing.assert_array_equal(a, e, err_msg=name)
+  for field in types.STEP_FIELDS:
+    check(getattr(actual.steps, field), getattr(expected.steps, field), field)
+  assert list(actual.steps.policy_outputs) == list(expected.steps.policy_outputs)
+  for name, value in expected.steps.policy_outputs.items():
+    check(actual.steps.policy_outputs[name], value, name)
+  assert len(actual.core_state) == len(expected.core_state)
+  for i, (a, e) in enumerate(zip(actual.core_state, expected.core_state)):
+    check(a, e, f'core_state[{i}]')
+  check(actual.env_id, expected.env_id, 'env_id')
+
+
+def row(batch: types.Unroll, b: int) -> types.Unroll:
+  """Item b of a batched Unroll."""
+  steps = batch.steps
+  return types.Unroll(
+      steps=types.Steps(*(getattr(steps, f)[b] for f in types.STEP_FIELDS),
+                        policy_outputs={n: v[b] for n, v in steps.policy_outputs.items()}),
+      core_state=tuple(part[b] for part in batch.core_state), env_id=batch.env_id[b])
+
+
+def _marked(i):
+  """A tiny unroll whose env_id (and observation) says which it is."""
+  return make_unroll(np.full((2, 1), i, np.float32), env_id=i)
+
+
 # ------------------------------------------------------- PrioritizedReplay
 
 
@@ -110,43 +206,45 @@ def test_importance_weights_by_hand():
   # w_i = (3 P_i)^-0.5 / max_j (3 P_j)^-0.5 = (P_min / P_i)^0.5 = [1, 1/sqrt(2), 1/2]
   # when the batch holds slot 0 (300 draws miss it with probability (6/7)^300).
   replay = PrioritizedReplay(4, priority_exponent=1.0, importance_exponent=0.5, seed=3)
-  ids = [replay.insert({'x': np.array(i)}, priority=p) for i, p in enumerate([1.0, 2.0, 4.0])]
-  sampled, items, weights = replay.sample(300)
-  assert weights.dtype == np.float32 and set(sampled) == set(ids)
+  ids = [replay.insert(_marked(i), priority=p) for i, p in enumerate([1.0, 2.0, 4.0])]
+  sample = replay.sample(300)
+  assert isinstance(sample, types.Sample)
+  assert sample.weights.dtype == np.float32 and sample.ids.dtype == np.int64
+  assert set(sample.ids) == set(ids)
   for item_id, expected in zip(ids, [1.0, 1.0 / math.sqrt(2.0), 0.5]):
-    np.testing.assert_allclose(weights[sampled == item_id], expected, rtol=1e-6)
-  assert all(int(item['x']) == i for item, i in zip(items, sampled))
+    np.testing.assert_allclose(sample.weights[sample.ids == item_id], expected, rtol=1e-6)
+  np.testing.assert_array_equal(sample.data.env_id, sample.ids)
   # A batch of one is always normalised to weight 1.
-  assert replay.sample(1)[2][0] == 1.0
+  assert replay.sample(1).weights[0] == 1.0
 
 
 def test_sampling_frequencies_follow_priority_exponent():
   replay = PrioritizedReplay(8, priority_exponent=0.5, seed=4)
   priorities = np.array([1.0, 4.0, 9.0, 16.0, 0.25, 2.0])  # df = 5.
   for i, p in enumerate(priorities):
-    replay.insert({'i': i}, priority=p)
-  sampled = np.concatenate([replay.sample(1000)[0] for _ in range(40)])
+    replay.insert(_marked(i), priority=p)
+  sampled = np.concatenate([replay.sample(1000).ids for _ in range(40)])
   _assert_frequencies(np.bincount(sampled, minlength=6), np.sqrt(priorities))
 
 
 def test_new_item_priority_is_running_max():
   replay = PrioritizedReplay(10, priority_exponent=1.0)
-  first = replay.insert('a')
+  first = replay.insert(_marked(0))
   assert replay.priorities([first])[0] == 1.0  # The initial max.
   assert replay.update_priorities([first], [5.0]) == 1
-  np.testing.assert_array_equal(replay.priorities([replay.insert('b')]), [5.0])
+  np.testing.assert_array_equal(replay.priorities([replay.insert(_marked(1))]), [5.0])
   replay.update_priorities([first], [0.1])  # Lowering p does not lower the max seen.
-  np.testing.assert_array_equal(replay.priorities([replay.insert('c')]), [5.0])
-  replay.insert('d', priority=7.0)
+  np.testing.assert_array_equal(replay.priorities([replay.insert(_marked(2))]), [5.0])
+  replay.insert(_marked(3), priority=7.0)
   assert replay.max_priority == 7.0
-  np.testing.assert_array_equal(replay.priorities([replay.insert('e')]), [7.0])
+  np.testing.assert_array_equal(replay.priorities([replay.insert(_marked(4))]), [7.0])
 
 
 def test_stale_updates_are_ignored():
   replay = PrioritizedReplay(2, priority_exponent=1.0)
-  old = replay.insert('old', priority=1.0)
-  kept = replay.insert('kept', priority=1.0)
-  new = replay.insert('new', priority=2.0)  # Overwrites old's slot.
+  old = replay.insert(_marked(0), priority=1.0)
+  kept = replay.insert(_marked(1), priority=1.0)
+  new = replay.insert(_marked(2), priority=2.0)  # Overwrites old's slot.
   assert new % 2 == old % 2
   assert replay.update_priorities([old, kept], [100.0, 3.0]) == 1
   np.testing.assert_array_equal(replay.priorities([old, kept, new]), [np.nan, 3.0, 2.0])
@@ -157,11 +255,12 @@ def test_stale_updates_are_ignored():
 
 def test_ring_overwrites_oldest():
   replay = PrioritizedReplay(3)
-  ids = [replay.insert({'step': np.array(i)}) for i in range(5)]
+  ids = [replay.insert(_marked(i)) for i in range(5)]
   assert ids == [0, 1, 2, 3, 4] and len(replay) == 3
-  sampled, items, _ = replay.sample(200)
-  assert set(sampled) == {2, 3, 4}
-  assert all(int(item['step']) == i for item, i in zip(items, sampled))
+  sample = replay.sample(200)
+  assert set(sample.ids) == {2, 3, 4}
+  np.testing.assert_array_equal(sample.data.env_id, sample.ids)
+  np.testing.assert_array_equal(sample.data.steps.observation[:, 0, 0], sample.ids)
 
 
 def test_sequence_priority():
@@ -177,78 +276,45 @@ def test_sequence_priority():
     prioritized.sequence_priority(errors, eta=1.5)
 
 
-def _assert_same_structure(actual, expected):
-  assert type(actual) is type(expected) or not isinstance(expected, (dict, tuple, list))
-  if isinstance(expected, dict):
-    assert list(actual) == list(expected)
-    for key in expected:
-      _assert_same_structure(actual[key], expected[key])
-  elif isinstance(expected, (tuple, list)):
-    assert len(actual) == len(expected)
-    for a, e in zip(actual, expected):
-      _assert_same_structure(a, e)
-  else:
-    assert isinstance(actual, np.ndarray)
-    assert actual.dtype == np.asarray(expected).dtype
-    np.testing.assert_array_equal(actual, expected)
+@pytest.mark.parametrize('make', [transition, sequence], ids=['sac', 'r2d2'])
+@pytest.mark.parametrize('compression', ['zstd', 'zlib', None])
+def test_sample_is_the_inserted_unrolls_batched(make, compression):
+  rng = np.random.default_rng(8)
+  replay = PrioritizedReplay(5, seed=9, observation_compression=compression)
+  unrolls = {i: make(rng, i) for i in range(7)}
+  for i, unroll in unrolls.items():
+    assert replay.insert(unroll) == i
+  sample = replay.sample(40)
+  assert set(sample.ids) == {2, 3, 4, 5, 6}
+  first = unrolls[0]
+  assert sample.data.batch_shape == (40,) + first.batch_shape
+  assert sample.data.env_id.shape == (40,) and sample.data.env_id.dtype == np.int64
+  for b, item_id in enumerate(sample.ids):
+    assert_unroll_equal(row(sample.data, b), unrolls[int(item_id)])
 
 
-def _sequence(rng, i):
-  return {'observation': rng.integers(0, 255, (3, 4, 4), dtype=np.uint8),
-          'reward': rng.normal(size=3).astype(np.float32),
-          'core_state': (np.full(2, i, np.float32), np.zeros(2, np.float32)),
-          'no_state': (), 'info': {'env_id': np.int64(i), 'name': 'pong'}, 'flags': [True]}
-
-
-def test_save_load_round_trip(tmp_path):
-  rng = np.random.default_rng(5)
-  replay = PrioritizedReplay(4, seed=6)
-  for i in range(6):
-    replay.insert(_sequence(rng, i), priority=None if i % 2 else float(i + 1))
-  ids, _, _ = replay.sample(3)
-  replay.update_priorities(ids, [0.5, 2.5, 9.0])
-  path = str(tmp_path / 'replay.ckpt')  # No .npz suffix is added.
-  replay.save(path)
-  replay.save(path)  # Overwrites in place.
-  assert os.listdir(tmp_path) == ['replay.ckpt']  # No temporary file left behind.
-
-  restored = PrioritizedReplay(4, seed=123)
-  restored.load(path)
-  assert len(restored) == len(replay) == 4
-  assert restored.max_priority == replay.max_priority
-  np.testing.assert_array_equal(restored.priorities(np.arange(6)), replay.priorities(np.arange(6)))
-  # Same RNG state and tree: the next draws agree exactly, items included.
-  for batch_size in (5, 2):
-    ids_a, items_a, weights_a = replay.sample(batch_size)
-    ids_b, items_b, weights_b = restored.sample(batch_size)
-    np.testing.assert_array_equal(ids_a, ids_b)
-    np.testing.assert_array_equal(weights_a, weights_b)
-    for item_b, item_a in zip(items_b, items_a):
-      _assert_same_structure(item_b, item_a)
-  assert restored.insert('x') == replay.insert('x') == 6
-
-
-def test_load_checks_capacity_and_empty_round_trip(tmp_path):
-  path = str(tmp_path / 'empty.npz')
-  PrioritizedReplay(3).save(path)
-  empty = PrioritizedReplay(3)
-  empty.load(path)
-  assert len(empty) == 0 and empty.max_priority == 1.0
-  with pytest.raises(ValueError, match=r'saved replay has capacity 3, this one has 5'):
-    PrioritizedReplay(5).load(path)
+def test_insert_copies_the_unroll():
+  rng = np.random.default_rng(1)
+  unroll = sequence(rng, 0)
+  expected = row(types.stack_unrolls([unroll]), 0)  # A deep copy.
+  replay = PrioritizedReplay(2)
+  replay.insert(unroll)
+  unroll.steps.observation[...] = 0
+  unroll.core_state[0][...] = -1.0
+  assert_unroll_equal(row(replay.sample(1).data, 0), expected)
 
 
 def test_concurrent_use_keeps_tree_consistent():
   replay = PrioritizedReplay(50, priority_exponent=0.9, seed=7)
-  replay.insert('seed')
+  replay.insert(_marked(0))
   errors = []
 
   def worker(seed):
     rng = np.random.default_rng(seed)
     try:
-      for _ in range(100):
-        replay.insert('item', priority=float(rng.exponential()))
-        ids, _, _ = replay.sample(8)
+      for i in range(100):
+        replay.insert(_marked(i), priority=float(rng.exponential()))
+        ids = replay.sample(8).ids
         replay.update_priorities(ids, rng.exponential(size=8))
     except Exception as e:  # pylint: disable=broad-except
       errors.append(e)
@@ -265,216 +331,36 @@ def test_concurrent_use_keeps_tree_consistent():
   # same ids: no concurrent update was lost between priorities and tree.
   rebuilt = PrioritizedReplay(50, priority_exponent=0.9)
   rebuilt.load_state_dict(state)
-  np.testing.assert_array_equal(rebuilt.sample(2000)[0], replay.sample(2000)[0])
+  np.testing.assert_array_equal(rebuilt.sample(2000).ids, replay.sample(2000).ids)
 
 
 @pytest.mark.parametrize('call,pattern', [
     (lambda r: r.sample(0), r'batch_size must be an int >= 1, got 0'),
     (lambda r: r.sample(4), r'cannot sample from an empty replay'),
-    (lambda r: r.insert('a', priority=-1.0), r'priorities must be finite and >= 0'),
+    (lambda r: r.insert(_marked(0), priority=-1.0), r'priorities must be finite and >= 0'),
     (lambda r: r.update_priorities([0, 1], [1.0]), r'must be equal 1-D'),
     (lambda r: PrioritizedReplay(0), r'capacity must be an int >= 1, got 0'),
     (lambda r: PrioritizedReplay(2, priority_exponent=-1), r'priority_exponent must be >= 0'),
-    (lambda r: r.insert({1: np.zeros(2)}), r'item dict keys must be str'),
+    (lambda r: PrioritizedReplay(2, observation_compression='lz5'),
+     r"observation compression must be one of \('zstd', 'zlib', None\), got 'lz5'"),
+    (lambda r: r.insert({'observation': np.zeros(2)}),
+     r'the replay stores seed.types.Unroll items, got dict'),
 ])
 def test_replay_errors(call, pattern):
   with pytest.raises((ValueError, TypeError), match=pattern):
     call(PrioritizedReplay(2))
 
 
-def test_unsavable_items_are_rejected_on_insert():
-  replay = PrioritizedReplay(2)
-  with pytest.raises(TypeError, match='item leaves must be numeric/bool/str arrays'):
-    replay.insert({'bad': object()})
-  assert len(replay) == 0
-
-
-# ------------------------------------------------------------- Persistence
-
-
-def _transition(rng, i):
-  """A SAC-like 1-step transition, shaped as the unroll builder hands it over."""
-  return {'observation': rng.normal(size=(2, 17)).astype(np.float32),
-          'reward': np.array([0.0, i], np.float32),
-          'terminated': np.array([False, i % 3 == 0]), 'truncated': np.zeros(2, bool),
-          'action': rng.uniform(-1.0, 1.0, (2, 6)).astype(np.float32),
-          'core_state': (np.float32(i),)}
-
-
-def _leaves(item):
-  leaves = []
-  prioritized._flatten(item, leaves)
-  return leaves
-
-
-def _filled(make_item, capacity=8, count=11, seed=5):
-  """A replay that wrapped around, with some updated priorities; also the items by id."""
-  rng = np.random.default_rng(seed)
-  replay = PrioritizedReplay(capacity, seed=6)
-  items = {}
-  for i in range(count):
-    items[i] = make_item(rng, i)
-    replay.insert(items[i], priority=None if i % 2 else float(i + 1))
-  ids, _, _ = replay.sample(4)
-  replay.update_priorities(ids, [0.5, 2.5, 9.0, 0.25])
-  return replay, items
-
-
-def _save_format_1(replay, items, path):
-  """Writes `replay` as format 1 did, every leaf its own 'item_{slot}_{leaf}' entry.
-
-  Built by hand from the old key scheme; the files it writes were checked equal,
-  entry for entry, to those of the format-1 code (commit 0374d8f).
-  """
-  state = {key: value for key, value in replay.state_dict().items()
-           if key in ('capacity', 'num_inserts', 'max_priority', 'priorities', 'ids',
-                      'rng_state')}
-  state['format_version'] = np.array(1, np.int64)
-  specs = []
-  for slot in range(len(replay)):
-    leaves = []
-    specs.append(prioritized._flatten(items[int(state['ids'][slot])], leaves))
-    for leaf_index, leaf in enumerate(leaves):
-      state[f'item_{slot}_{leaf_index}'] = leaf
-  state['item_specs'] = np.array(json.dumps(specs))
-  with open(path, 'wb') as f:
-    np.savez(f, **state)
-
-
-def _assert_restored(restored, replay, items):
-  """Same length, max, priorities and next draws; every live item equal to the inserted one."""
-  capacity, num_inserts = replay.capacity, int(replay.state_dict()['num_inserts'])
-  all_ids = np.arange(num_inserts)
-  assert len(restored) == len(replay)
-  assert restored.max_priority == replay.max_priority
-  np.testing.assert_array_equal(restored.priorities(all_ids), replay.priorities(all_ids))
-  # Same RNG state and tree: the next draws agree exactly; 500 draws reach every item.
-  for batch_size in (500, 3):
-    ids_a, items_a, weights_a = replay.sample(batch_size)
-    ids_b, items_b, weights_b = restored.sample(batch_size)
-    np.testing.assert_array_equal(ids_a, ids_b)
-    np.testing.assert_array_equal(weights_a, weights_b)
-    for item_id, item_b, item_a in zip(ids_b, items_b, items_a):
-      _assert_same_structure(item_b, item_a)
-      _assert_same_structure(item_b, items[int(item_id)])
-    if batch_size == 500:
-      assert set(ids_b) == set(range(max(0, num_inserts - capacity), num_inserts))
-  assert restored.insert('x') == replay.insert('x') == num_inserts
-
-
-@pytest.mark.parametrize('make_item', [_transition, _sequence], ids=['sac', 'r2d2'])
-def test_columnar_round_trip(tmp_path, make_item):
-  replay, items = _filled(make_item)
-  state = replay.state_dict()
-  assert str(state['item_layout']) == 'columnar'
-  assert not [key for key in state
-              if key.startswith('item_') and key not in ('item_layout', 'item_spec')]
-  # One column per leaf, rows in slot order: slot s holds id ids[s].
-  columns = sorted(key for key in state if key.startswith('column_'))
-  assert len(columns) == len(_leaves(items[0]))
-  np.testing.assert_array_equal(
-      state['column_0'], np.stack([_leaves(items[int(i)])[0] for i in state['ids']]))
-
-  path = str(tmp_path / 'replay.npz')
-  replay.save(path)
-  restored = PrioritizedReplay(8, seed=123)
-  restored.load(path)
-  _assert_restored(restored, replay, items)
-
-
-def test_columnar_items_are_independent_rows(tmp_path):
-  replay, items = _filled(_transition, capacity=4, count=4)
-  path = str(tmp_path / 'replay.npz')
-  replay.save(path)
-  restored = PrioritizedReplay(4, seed=0)
-  restored.load(path)
-  ids, sampled, _ = restored.sample(200)
-  first = {int(i): item for i, item in zip(ids, sampled)}
-  assert sorted(first) == [0, 1, 2, 3]
-  # Scalars stay 0-d arrays, as in the per-item layout.
-  core = first[2]['core_state'][0]
-  assert isinstance(core, np.ndarray) and core.shape == () and core == 2.0
-  # Overwriting slots rebinds them and leaves items sampled before (rows of the
-  # same loaded columns) as they were.
-  for i in range(3):
-    restored.insert(_transition(np.random.default_rng(99), 100 + i))
-  for item_id, item in first.items():
-    _assert_same_structure(item, items[item_id])
-  # Rows do not overlap: writing into one item touches no other.
-  first[0]['observation'][...] = -7.0
-  for item_id in (1, 2, 3):
-    _assert_same_structure(first[item_id], items[item_id])
-
-
-@pytest.mark.parametrize('mixed', ['extra_key', 'key_order', 'shape', 'dtype', 'leaf_to_tuple',
-                                   'tuple_to_leaf', 'tuple_to_list'])
-def test_mixed_items_fall_back_to_per_item_layout(tmp_path, mixed):
-  def make_item(rng, i):
-    item = _transition(rng, i)
-    if i % 3 != 1:
-      return item
-    if mixed == 'extra_key':
-      item['extra'] = np.array(i)
-    elif mixed == 'key_order':
-      item = dict(reversed(item.items()))
-    elif mixed == 'shape':
-      item['observation'] = item['observation'][:, :5]
-    elif mixed == 'dtype':  # Stacking would promote every reward to float64.
-      item['reward'] = item['reward'].astype(np.float64)
-    elif mixed == 'leaf_to_tuple':
-      item['reward'] = (item['reward'],)
-    elif mixed == 'tuple_to_leaf':
-      item['core_state'] = item['core_state'][0]
-    else:
-      item['core_state'] = list(item['core_state'])
-    return item
-
-  replay, items = _filled(make_item)
-  state = replay.state_dict()
-  assert str(state['item_layout']) == 'per_item'
-  assert not any(key.startswith('column_') for key in state)
-  path = str(tmp_path / 'replay.npz')
-  replay.save(path)
-  restored = PrioritizedReplay(8, seed=123)
-  restored.load(path)
-  _assert_restored(restored, replay, items)
-
-
-@pytest.mark.parametrize('make_item', [_transition, _sequence], ids=['sac', 'r2d2'])
-def test_loads_format_1(tmp_path, make_item):
-  replay, items = _filled(make_item)
-  path = str(tmp_path / 'old.npz')
-  _save_format_1(replay, items, path)
-  with np.load(path) as data:
-    assert int(data['format_version']) == 1 and 'item_layout' not in data.files
-  restored = PrioritizedReplay(8, seed=123)
-  restored.load(path)
-  _assert_restored(restored, replay, items)
-  with pytest.raises(ValueError, match=r'saved replay has capacity 8, this one has 9'):
-    PrioritizedReplay(9).load(path)
-
-
-@pytest.mark.parametrize('make_item', [_transition, _sequence], ids=['sac', 'r2d2'])
-def test_load_checks_capacity_of_columnar_file(tmp_path, make_item):
-  replay, _ = _filled(make_item)
-  path = str(tmp_path / 'replay.npz')
-  replay.save(path)
-  other = PrioritizedReplay(16)
-  other.insert('kept')
-  with pytest.raises(ValueError, match=r'saved replay has capacity 8, this one has 16'):
-    other.load(path)
-  assert len(other) == 1  # Untouched.
-
-
-def test_load_rejects_bad_state():
-  replay, _ = _filled(_transition)
-  state = replay.state_dict()
-  with pytest.raises(ValueError, match=r'format_version 3 is not supported, expected 2'):
-    PrioritizedReplay(8).load_state_dict({**state, 'format_version': np.array(3)})
-  with pytest.raises(ValueError, match=r"unknown replay item_layout 'rows'"):
-    PrioritizedReplay(8).load_state_dict({**state, 'item_layout': np.array('rows')})
-  with pytest.raises(ValueError, match=r'column_1 has shape \(7, 2\), expected 8 rows'):
-    PrioritizedReplay(8).load_state_dict({**state, 'column_1': state['column_1'][:7]})
+def test_a_mismatching_unroll_is_refused_naming_the_field():
+  rng = np.random.default_rng(2)
+  replay = PrioritizedReplay(4)
+  replay.insert(sequence(rng, 0))
+  bad = sequence(rng, 1)
+  bad = bad._replace(core_state=(bad.core_state[0], bad.core_state[1].astype(np.float64)))
+  with pytest.raises(ValueError, match=r'unroll field core_state.1 has shape \(8,\) dtype '
+                     r'float64, expected shape \(8,\) dtype float32'):
+    replay.insert(bad)
+  assert len(replay) == 1 and replay.max_priority == 1.0
 
 
 def test_uniform_replay_never_samples_empty_slots_even_after_a_load(tmp_path):
@@ -482,34 +368,75 @@ def test_uniform_replay_never_samples_empty_slots_even_after_a_load(tmp_path):
   # naive p ** alpha would make the empty slots of a part-filled buffer samplable.
   replay = PrioritizedReplay(100, priority_exponent=0.0, importance_exponent=0.0, seed=3)
   for i in range(10):
-    replay.insert({'x': np.array([i], np.float32)})
+    replay.insert(_marked(i))
   path = str(tmp_path / 'uniform.npz')
   replay.save(path)
   loaded = PrioritizedReplay(100, priority_exponent=0.0, importance_exponent=0.0)
   loaded.load(path)
   for buffer in (replay, loaded):
-    ids, items, weights = buffer.sample(500)
-    assert all(item is not None for item in items)
-    assert set(ids.tolist()) == set(range(10))  # Uniform over what is there.
-    np.testing.assert_array_equal(weights, 1.0)
+    sample = buffer.sample(500)
+    assert set(sample.ids.tolist()) == set(range(10))  # Uniform over what is there.
+    np.testing.assert_array_equal(sample.data.env_id, sample.ids)
+    np.testing.assert_array_equal(sample.weights, 1.0)
   replay.update_priorities([3], [0.0])  # Priority 0 is never sampled, whatever alpha.
-  assert 3 not in replay.sample(500)[0]
+  assert 3 not in replay.sample(500).ids
 
 
-def test_a_replay_too_big_to_stack_is_saved_per_item_without_a_copy(tmp_path, monkeypatch):
-  # Stacking copies; above the limit (R2D2's GBs of frames) items are written as they are.
-  monkeypatch.setattr(prioritized, 'COLUMNAR_MAX_BYTES', 1000)
-  replay = PrioritizedReplay(20)
-  for i in range(10):
-    replay.insert({'frames': np.full([4, 8], i, np.uint8)})  # 32 B each: 320 B fits.
-  assert str(replay.state_dict()['item_layout']) == 'columnar'
-  big = PrioritizedReplay(20)
-  for i in range(20):
-    big.insert({'frames': np.full([40, 8], i, np.uint8)})  # 6,400 B in all: too big.
-  state = big.state_dict()
-  assert str(state['item_layout']) == 'per_item'
-  big.save(str(tmp_path / 'big.npz'))
-  loaded = PrioritizedReplay(20)
-  loaded.load(str(tmp_path / 'big.npz'))
-  _, items, _ = loaded.sample(50)
-  assert all(item['frames'].shape == (40, 8) for item in items)
+def test_nbytes_counts_columns_priorities_ids_and_tree():
+  replay = PrioritizedReplay(1000)
+  empty = replay.nbytes
+  assert empty == 1000 * 8 + 1000 * 8 + 2 * (2 * 1024) * 8  # priorities, ids, two trees.
+  replay.insert(transition(np.random.default_rng(0), 0))
+  # A row: observation 2 x 17 float32, reward 2 float32, 2 + 2 flags, action 2 x 6
+  # float32, env_id int64 = 136 + 8 + 4 + 48 + 8 = 204 bytes.
+  assert replay.nbytes - empty == 1000 * 204
+
+
+def test_a_million_sac_transitions_fit_in_300_mb():
+  # Issue 12's target: HalfCheetah, observation [17], action [6], n = 1. The columns
+  # are preallocated, so one insert already holds the whole million.
+  replay = PrioritizedReplay(1_000_000, priority_exponent=0.0, importance_exponent=0.0)
+  replay.insert(transition(np.random.default_rng(0), 0))
+  assert replay.nbytes <= 300e6, replay.nbytes
+
+
+# ------------------------------------------------------------- ReplayInput
+
+
+def test_replay_input_samples_updates_priorities_and_reports_stats(tmp_path):
+  rng = np.random.default_rng(3)
+  replay_input = ReplayInput(2, capacity_unrolls=4, min_fill_unrolls=2, samples_per_insert=1.0)
+  assert replay_input.stats() == {'replay/size': 0.0}
+  for i in range(3):
+    assert replay_input.put(sequence(rng, i))
+  assert replay_input.fill == 0.75
+  sample = replay_input.sample(2, timeout_s=1.0)
+  assert isinstance(sample, types.Sample) and sample.ids.shape == (2,)
+  assert sample.data.steps.observation.shape == (2, 6, 3, 4, 4)
+  replay_input.update_priorities(sample.ids, np.array([2.0, 4.0]))
+  assert replay_input.stats() == {'replay/size': 3.0, 'replay/priority_mean': 3.0,
+                                  'replay/priority_max': 4.0}
+  assert replay_input.replay.max_priority == 4.0
+
+  checkpoint = str(tmp_path / 'ckpt-1')
+  replay_input.save(checkpoint)
+  assert os.path.exists(checkpoint + '.replay.npz')
+  restored = ReplayInput(2, capacity_unrolls=4, min_fill_unrolls=2)
+  assert not restored.restore(str(tmp_path / 'ckpt-0'))
+  assert restored.restore(checkpoint) and restored.fill == 0.75
+  ReplayInput.prune(str(tmp_path), keep_checkpoints=[])
+  assert not os.listdir(tmp_path)
+
+
+def test_replay_input_stops_putting_once_stopping():
+  stop = threading.Event()
+  replay_input = ReplayInput(1, stop, capacity_unrolls=4, min_fill_unrolls=1,
+                             samples_per_insert=1.0)
+  rng = np.random.default_rng(4)
+  inserted = 0
+  stop_timer = threading.Timer(1.0, stop.set)
+  stop_timer.start()
+  while replay_input.put(transition(rng, inserted)):  # Nothing samples: the limiter waits.
+    inserted += 1
+  stop_timer.join()
+  assert 1 <= inserted <= 4 and len(replay_input.replay) == inserted

@@ -1,14 +1,17 @@
 """Prioritized sequence replay (Schaul et al., 2016) as used by R2D2, in NumPy.
 
-Items are whole sequences (dicts of arrays, possibly nested in dicts, tuples and
-lists) kept by reference in a ring buffer of `capacity` slots: the replay never
-copies or mutates them, so callers must not mutate an item after inserting it.
+Items are unrolls (seed.types.Unroll), copied into a preallocated columnar ring
+of `capacity` slots (seed.replay.columns): one array per field, a row per slot,
+every unroll of one structure, shapes and dtypes, which the first insert fixes.
+Stacked-frame observations are kept as single frames, compressed
+(`compact_observations`, `observation_compression`). `sample` returns a
+seed.types.Sample whose data are freshly built [B, ...] arrays.
 
 Sampling: i.i.d. with replacement, P(i) = p_i^alpha / sum_j p_j^alpha, with
 importance weights w_i = (N P(i))^-beta / max_j w_j over the sampled batch
 (N = len(replay)); that equals (min_j P(j) / P(i))^beta, in (0, 1].
 
-Priority of new items: `insert(item)` without a priority uses the largest
+Priority of new items: `insert(unroll)` without a priority uses the largest
 priority seen so far, a running maximum over every priority given to `insert`
 or applied by `update_priorities` (stale updates do not count), starting at 1.0.
 It never decreases, so new sequences are sampled at least once soon.
@@ -19,32 +22,32 @@ overwrites it. `update_priorities` ignores ids whose slot was overwritten since
 they were sampled, so a learner that is slow to report priorities cannot
 re-prioritize a newer sequence with an old sequence's TD errors.
 
-Persistence: `save(path)` writes `state_dict()` (items, raw priorities, ids, the
-running max, the insert count, which gives the ring position, and the RNG state)
-with np.savez to a temporary file in the same directory and renames it over
-`path`, so a crash leaves either the old file or the new one. No pickle: item
-structure is stored as JSON. Items are saved column by column (one array per
-leaf, a row per slot) when they all share one structure, shapes and dtypes, as
-SAC's transitions and R2D2's sequences do, so a million transitions make a few
-zip entries rather than millions; mixed items fall back to one entry per leaf.
-Leaves come back as np.ndarray (0-d for scalars). The exponents are not
-restored: those of the constructor win, applied to the saved raw priorities, so
-a resumed run may change them.
+Persistence (format 3): `save(path)` writes the raw priorities, ids, the running
+max, the insert count (which gives the ring position), the RNG state, the layout
+(JSON) and the columns, one zip entry each, to a temporary file in the same
+directory and renames it over `path`, so a crash leaves either the old file or
+the new one. No pickle. Only a snapshot of the rows is taken under the lock; the
+writing happens outside it. A file of another storage (codec, compaction) is
+converted on load to this replay's. Formats 1 and 2 (dict items) are refused
+with a message saying what to do. The exponents are not restored: those of the
+constructor win, applied to the saved raw priorities, so a resumed run may
+change them.
 """
 import json
-import os
-import tempfile
 import threading
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 
 import numpy as np
 
+from seed import types
+from seed.replay import columns as columns_lib
+from seed.replay import frames as frames_lib
+from seed.replay import npz
 from seed.replay.sum_tree import SumTree
 
-# 1: every leaf of every item its own entry. 2: adds 'item_layout', columnar or that.
-_FORMAT_VERSION = 2
-_COLUMNAR = 'columnar'
-_PER_ITEM = 'per_item'
+# 1, 2: dict items (entries per leaf, or columns of leaves). 3: the columnar ring.
+_FORMAT_VERSION = 3
+_DICT_ITEM_FORMATS = (1, 2)
 
 
 def sequence_priority(abs_td_errors, eta: float = 0.9, mask=None, axis: int = 0) -> np.ndarray:
@@ -76,188 +79,36 @@ def sequence_priority(abs_td_errors, eta: float = 0.9, mask=None, axis: int = 0)
   return eta * errors.max(axis=axis, initial=0.0) + (1.0 - eta) * mean
 
 
-def _flatten(item, leaves: List[np.ndarray]):
-  """JSON-able structure of `item` with leaves replaced by their index in `leaves`."""
-  if isinstance(item, dict):
-    if not all(isinstance(key, str) for key in item):
-      raise TypeError(f'item dict keys must be str, got {list(item)}.')
-    return {'d': [[key, _flatten(value, leaves)] for key, value in item.items()]}
-  if isinstance(item, (tuple, list)):
-    return {'t' if isinstance(item, tuple) else 'l': [_flatten(x, leaves) for x in item]}
-  leaf = np.asarray(item)
-  if leaf.dtype.hasobject:
-    raise TypeError(f'item leaves must be numeric/bool/str arrays, got dtype {leaf.dtype}.')
-  leaves.append(leaf)
-  return len(leaves) - 1
-
-
-def _unflatten(spec, leaves: List[np.ndarray]):
-  if isinstance(spec, int):
-    return leaves[spec]
-  if 'd' in spec:
-    return {key: _unflatten(value, leaves) for key, value in spec['d']}
-  values = [_unflatten(x, leaves) for x in spec.get('t', spec.get('l'))]
-  return tuple(values) if 't' in spec else values
-
-
-def _num_leaves(spec) -> int:
-  """How many leaves (saved entries or columns) an item of `spec` has."""
-  if isinstance(spec, int):
-    return 1
-  if 'd' in spec:
-    return sum(_num_leaves(value) for _, value in spec['d'])
-  return sum(_num_leaves(x) for x in spec.get('t', spec.get('l')))
-
-
-def _match(item, spec, kinds: List[Tuple[tuple, np.dtype]], columns: List[list]) -> bool:
-  """Appends the leaves of `item` to `columns` while it matches `spec` and `kinds`.
-
-  What `_flatten` would tell, without building a spec per item: `_columns` runs
-  this on every stored item, a million for SAC. On a mismatch it returns False,
-  having appended part of the item's leaves.
-  """
-  if isinstance(spec, int):
-    if type(item) is np.ndarray:  # pylint: disable=unidiomatic-typecheck
-      leaf = item  # The common case, and np.asarray's call is most of a leaf's cost.
-    elif isinstance(item, (dict, tuple, list)):
-      return False
-    else:
-      leaf = np.asarray(item)
-    shape, dtype = kinds[spec]
-    if leaf.shape != shape or leaf.dtype != dtype:
-      return False
-    columns[spec].append(leaf)
-    return True
-  if 'd' in spec:
-    entries = spec['d']
-    if not isinstance(item, dict) or len(item) != len(entries):
-      return False
-    for (key, value_spec), (item_key, value) in zip(entries, item.items()):
-      if key != item_key or not _match(value, value_spec, kinds, columns):
-        return False
-    return True
-  if 't' in spec:
-    entries = spec['t']
-    if not isinstance(item, tuple):
-      return False
-  else:
-    entries = spec['l']
-    if isinstance(item, tuple) or not isinstance(item, list):
-      return False
-  if len(item) != len(entries):
-    return False
-  for value, value_spec in zip(item, entries):
-    if not _match(value, value_spec, kinds, columns):
-      return False
-  return True
-
-
-# Stacking columns copies the data, so a replay bigger than this is saved per item
-# (references, no copy): R2D2's Atari replay (3.4 GB) would otherwise need as much
-# again in memory at every checkpoint. Small-item replays (SAC: 1M transitions of
-# ~200 bytes) are the ones the per-item layout is slow for, and they fit.
-COLUMNAR_MAX_BYTES = 512 * 2**20
-
-
-def _columns(items: Sequence[Any]) -> Optional[Dict[str, np.ndarray]]:
-  """The columnar layout of `items`, or None unless they all match leaf for leaf
-  and fit in COLUMNAR_MAX_BYTES.
-
-  Matching means the same structure (spec) and, per leaf, the same shape and
-  dtype: np.stack would promote mixed dtypes and loading would then change them.
-  """
-  if not items:
-    return None
-  leaves: List[np.ndarray] = []
-  spec = _flatten(items[0], leaves)
-  if sum(leaf.nbytes for leaf in leaves) * len(items) > COLUMNAR_MAX_BYTES:
-    return None
-  kinds = [(leaf.shape, leaf.dtype) for leaf in leaves]
-  columns: List[list] = [[] for _ in leaves]
-  for item in items:
-    if not _match(item, spec, kinds, columns):
-      return None
-  state = {'item_layout': np.array(_COLUMNAR), 'item_spec': np.array(json.dumps(spec))}
-  for leaf_index, (column, (_, dtype)) in enumerate(zip(columns, kinds)):
-    # Equal shapes and dtypes checked: np.array stacks them as np.stack would, faster.
-    state[f'column_{leaf_index}'] = np.array(column, dtype)
-  return state
-
-
-def _per_item(items: Sequence[Any]) -> Dict[str, np.ndarray]:
-  """The per-item layout (format 1's): an entry per leaf, the leaves themselves."""
-  state = {'item_layout': np.array(_PER_ITEM)}
-  specs = []
-  for slot, item in enumerate(items):
-    leaves: List[np.ndarray] = []
-    specs.append(_flatten(item, leaves))
-    for leaf_index, leaf in enumerate(leaves):
-      state[f'item_{slot}_{leaf_index}'] = leaf
-  state['item_specs'] = np.array(json.dumps(specs))
-  return state
-
-
-def _items_from_columns(state: Mapping[str, np.ndarray], num_stored: int) -> List[Any]:
-  """Rebuilds the items of the columnar layout, each leaf a view of its row.
-
-  Views, not copies: rows of a column never overlap, so each item still owns
-  its data alone, and `insert` only rebinds a slot, never writes into a leaf, so
-  replacing an item leaves every other item (and batches sampled before) as
-  they were. A column's buffer lives until no item or batch holds a row of it,
-  that is `capacity` inserts at most after loading, and is no larger than the
-  loaded data itself; meanwhile the rows of replaced items are dead weight. In
-  exchange loading makes no per-leaf allocation and is quick.
-  """
-  spec = json.loads(str(state['item_spec']))
-  columns = [np.asarray(state[f'column_{leaf_index}'])
-             for leaf_index in range(_num_leaves(spec))]
-  for leaf_index, column in enumerate(columns):
-    if column.shape[:1] != (num_stored,):
-      raise ValueError(f'replay column_{leaf_index} has shape {column.shape}, expected '
-                       f'{num_stored} rows (one per stored item).')
-  if not columns:
-    return [_unflatten(spec, []) for _ in range(num_stored)]
-  # Iterating a column yields row views, except that a 1-D column yields numpy
-  # scalars: index those with `...` to keep the 0-d arrays that leaves are.
-  rows = [list(column) if column.ndim > 1 else [column[i, ...] for i in range(num_stored)]
-          for column in columns]
-  return [_unflatten(spec, leaves) for leaves in zip(*rows)]
-
-
-def _items_from_entries(state: Mapping[str, np.ndarray], num_stored: int) -> List[Any]:
-  """Rebuilds the items of the per-item layout (that of format 1 too)."""
-  specs = json.loads(str(state['item_specs']))
-  if len(specs) != num_stored:
-    raise ValueError(f'replay has {len(specs)} item specs, expected {num_stored}.')
-  return [_unflatten(spec, [np.asarray(state[f'item_{slot}_{leaf_index}'])
-                            for leaf_index in range(_num_leaves(spec))])
-          for slot, spec in enumerate(specs)]
-
-
 def _check_priorities(priorities: np.ndarray) -> None:
   bad = ~np.isfinite(priorities) | (priorities < 0)
   if bad.any():
     raise ValueError(f'priorities must be finite and >= 0, got {priorities[bad][:5]}.')
 
 
+
 class PrioritizedReplay:
-  """Thread-safe prioritized ring buffer of sequences; see the module docstring."""
+  """Thread-safe prioritized ring buffer of unrolls; see the module docstring."""
 
   def __init__(self, capacity: int, priority_exponent: float = 0.9,
-               importance_exponent: float = 0.6, seed: int = 0):
+               importance_exponent: float = 0.6, seed: int = 0, *,
+               compact_observations: bool = True,
+               observation_compression: Optional[str] = 'zstd'):
     if not isinstance(capacity, (int, np.integer)) or capacity < 1:
       raise ValueError(f'capacity must be an int >= 1, got {capacity!r}.')
     if not priority_exponent >= 0:
       raise ValueError(f'priority_exponent must be >= 0, got {priority_exponent}.')
     if not importance_exponent >= 0:
       raise ValueError(f'importance_exponent must be >= 0, got {importance_exponent}.')
+    if compact_observations:
+      frames_lib.check_codec(observation_compression)  # Now, not at the first insert.
     self._capacity = int(capacity)
     self._alpha = float(priority_exponent)
     self._beta = float(importance_exponent)
+    self._storage = columns_lib.Storage(bool(compact_observations), observation_compression)
     self._lock = threading.Lock()
     self._rng = np.random.default_rng(seed)
     self._tree = SumTree(self._capacity)  # Holds p^alpha.
-    self._items: List[Any] = [None] * self._capacity
+    self._ring: Optional[columns_lib.UnrollRing] = None  # Laid out by the first insert.
     self._priorities = np.zeros(self._capacity, np.float64)  # Raw p, for save and max.
     self._ids = np.full(self._capacity, -1, np.int64)  # Insertion id per slot; -1 empty.
     self._num_inserts = 0
@@ -280,40 +131,67 @@ class PrioritizedReplay:
     with self._lock:
       return self._max_priority
 
+  @property
+  def layout(self) -> Optional[columns_lib.Layout]:
+    """The fields every unroll has, with shapes and dtypes; None before the first insert."""
+    ring = self._ring
+    return None if ring is None else ring.layout
+
+  @property
+  def nbytes(self) -> int:
+    """Bytes the replay holds: columns (frames included), priorities, ids, sum tree."""
+    with self._lock:
+      ring_bytes = 0 if self._ring is None else self._ring.nbytes
+      return ring_bytes + self._priorities.nbytes + self._ids.nbytes + self._tree.nbytes
+
   def __len__(self) -> int:
     with self._lock:
       return min(self._num_inserts, self._capacity)
 
-  def insert(self, item: Any, priority: Optional[float] = None) -> int:
-    """Adds `item`, overwriting the oldest one when full; returns its id.
+  def _ring_for(self, unroll: types.Unroll) -> columns_lib.UnrollRing:
+    ring = self._ring
+    if ring is None:
+      layout = columns_lib.Layout.of(unroll)
+      with self._lock:
+        if self._ring is None:
+          self._ring = columns_lib.UnrollRing(layout, self._capacity, self._storage)
+        ring = self._ring
+    return ring
+
+  def insert(self, unroll: types.Unroll, priority: Optional[float] = None) -> int:
+    """Copies `unroll` in, overwriting the oldest one when full; returns its id.
 
     Raises:
-      TypeError: if `item` could not be saved (non-str dict keys, object leaves);
-        checked now rather than at the next checkpoint.
-      ValueError: on a negative or non-finite priority.
+      TypeError: if `unroll` is no seed.types.Unroll, or has non-numeric arrays.
+      ValueError: if it differs from the first unroll in structure, shape or dtype
+        (the message names the field), or on a negative or non-finite priority.
     """
-    _flatten(item, [])
-    with self._lock:
-      if priority is None:
-        priority = self._max_priority
-      priority = float(priority)
-      _check_priorities(np.array([priority]))
-      item_id = self._num_inserts
-      slot = item_id % self._capacity
-      self._items[slot] = item
-      self._ids[slot] = item_id
-      self._priorities[slot] = priority
-      self._tree.set([slot], self._sampling_weight(np.array([priority])))
-      self._max_priority = max(self._max_priority, priority)
-      self._num_inserts += 1
-      return item_id
+    if priority is not None:
+      _check_priorities(np.array([float(priority)]))
+    while True:
+      ring = self._ring_for(unroll)
+      rows = ring.encode(unroll)  # Checks and compresses outside the lock.
+      with self._lock:
+        if ring is not self._ring:
+          continue  # A load replaced the ring meanwhile: encode for the new one.
+        if priority is None:
+          priority = self._max_priority
+        item_id = self._num_inserts
+        slot = item_id % self._capacity
+        ring.write(slot, rows)
+        self._ids[slot] = item_id
+        self._priorities[slot] = priority
+        self._tree.set([slot], self._sampling_weight(np.array([priority])))
+        self._max_priority = max(self._max_priority, float(priority))
+        self._num_inserts += 1
+        return item_id
 
-  def sample(self, batch_size: int) -> Tuple[np.ndarray, List[Any], np.ndarray]:
-    """Draws `batch_size` items i.i.d. with replacement.
+  def sample(self, batch_size: int) -> types.Sample:
+    """Draws `batch_size` unrolls i.i.d. with replacement.
 
     Returns:
-      (ids int64 [batch_size], items (references, in the same order),
-       importance_weights float32 [batch_size], max 1).
+      Sample(ids int64 [batch_size], data: the unrolls batched ([B, T + 1, ...]
+      steps, [B, ...] core state, [B] env ids), weights float32 [batch_size], max 1).
 
     Raises:
       ValueError: if batch_size < 1, the replay is empty or all priorities are 0.
@@ -325,11 +203,14 @@ class PrioritizedReplay:
         raise ValueError('cannot sample from an empty replay.')
       slots = self._tree.sample(self._rng.random(batch_size))
       probabilities = self._tree.get(slots) / self._tree.total
-      items = [self._items[slot] for slot in slots]
       ids = self._ids[slots].copy()
+      ring = self._ring
+      gathered = ring.gather(slots)
+    # Frames are decompressed and their stacks rebuilt outside the lock.
+    data = ring.finish(gathered)
     # (N P_i)^-beta / max_j (N P_j)^-beta: N cancels and the max is at min_j P_j.
     weights = (probabilities.min() / probabilities) ** self._beta
-    return ids, items, weights.astype(np.float32)
+    return types.Sample(ids=ids, data=data, weights=weights.astype(np.float32))
 
   def update_priorities(self, ids, priorities) -> int:
     """Sets the priorities of `ids` still in the buffer; returns how many were applied.
@@ -374,21 +255,11 @@ class PrioritizedReplay:
       live = (ids >= 0) & (self._ids[slots] == ids)
       return np.where(live, self._priorities[slots], np.nan)
 
-  def state_dict(self) -> Dict[str, np.ndarray]:
-    """Everything needed to restore the buffer, as a flat dict of arrays.
-
-    The items take one of two layouts, named by 'item_layout':
-      'columnar', when every stored item has the same structure and, leaf by
-        leaf, the same shape and dtype: one JSON spec, 'item_spec', and per leaf
-        one array 'column_{leaf}' [num_stored, ...] whose row r is slot r's leaf.
-        The columns are copies, as large as the stored data.
-      'per_item' otherwise (format 1's): 'item_specs', a JSON list of one spec
-        per slot, and the leaves themselves (no copies) as 'item_{slot}_{leaf}'.
-    """
+  def _entries(self) -> Iterator[Tuple[str, Any]]:
+    """What `save` writes, in order: a snapshot taken under the lock, built outside it."""
     with self._lock:
       num_stored = min(self._num_inserts, self._capacity)
-      items = self._items[:num_stored]
-      state = {
+      meta = {
           'format_version': np.array(_FORMAT_VERSION, np.int64),
           'capacity': np.array(self._capacity, np.int64),
           'num_inserts': np.array(self._num_inserts, np.int64),
@@ -397,69 +268,75 @@ class PrioritizedReplay:
           'ids': self._ids.copy(),
           'rng_state': np.array(json.dumps(self._rng.bit_generator.state)),
       }
-    # Items are immutable references, and `items` is a snapshot of the slots:
-    # flatten and stack them outside the lock, which a million items would hold
-    # for seconds, stalling inserts and samples.
-    columns = _columns(items)
-    state.update(columns if columns is not None else _per_item(items))
-    return state
+      ring = self._ring
+      snapshot = None if ring is None else ring.snapshot(num_stored)
+    yield from meta.items()
+    if ring is not None:
+      yield from ring.entries(snapshot)
 
-  def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
-    """Replaces the whole content with `state` from `state_dict` (possibly via `load`).
+  def state_dict(self) -> Dict[str, np.ndarray]:
+    """Everything `save` writes, as a flat dict of arrays (frame blobs joined)."""
+    return {name: (np.frombuffer(b''.join(value.parts), np.uint8)
+                   if isinstance(value, columns_lib.Blobs) else value)
+            for name, value in self._entries()}
 
-    Also reads format 1, whose items are all in the per-item layout.
+  def load_state_dict(self, state: Mapping[str, np.ndarray], source: str = 'replay state'
+                      ) -> None:
+    """Replaces the whole content with `state` (a `state_dict`, or the np.load of a file).
+
+    Raises:
+      ValueError: on another format or capacity, or inconsistent entries; the
+        replay is then left as it was.
     """
+    if 'format_version' not in state:
+      raise ValueError(f'{source} is no replay: it has no format_version entry.')
     version = int(state['format_version'])
-    if version not in (1, _FORMAT_VERSION):
-      raise ValueError(f'replay format_version {version} is not supported, expected '
-                       f'{_FORMAT_VERSION} (or 1).')
+    if version in _DICT_ITEM_FORMATS:
+      raise ValueError(
+          f'{source} is replay format {version}, whose items are dicts (written before the '
+          f'columnar replay); this code reads format {_FORMAT_VERSION} only and cannot '
+          'convert it: those items have no env ids and keep acting parameters (epsilon, '
+          'the evaluation flag) in their core state. Delete the file to resume with an '
+          'empty replay (the learner refills it), or resume with --nocheckpoint_replay.')
+    if version != _FORMAT_VERSION:
+      raise ValueError(f'{source} has replay format_version {version}, which this code does '
+                       f'not read (it reads {_FORMAT_VERSION}); was it written by a newer seed?')
     if int(state['capacity']) != self._capacity:
       raise ValueError(f'saved replay has capacity {int(state["capacity"])}, this one has '
                        f'{self._capacity}; they must match.')
-    layout = str(state['item_layout']) if version >= 2 else _PER_ITEM
-    num_stored = min(int(state['num_inserts']), self._capacity)
-    if layout == _COLUMNAR:
-      items = _items_from_columns(state, num_stored)
-    elif layout == _PER_ITEM:
-      items = _items_from_entries(state, num_stored)
-    else:
-      raise ValueError(f'unknown replay item_layout {layout!r}, expected {_COLUMNAR!r} '
-                       f'or {_PER_ITEM!r}.')
-    items += [None] * (self._capacity - num_stored)
+    num_inserts = int(state['num_inserts'])
+    num_stored = min(num_inserts, self._capacity)
     priorities = np.asarray(state['priorities'], np.float64).copy()
+    ids = np.asarray(state['ids'], np.int64).copy()
+    for name, array in (('priorities', priorities), ('ids', ids)):
+      if array.shape != (self._capacity,):
+        raise ValueError(f'{source}: {name} has shape {array.shape}, expected '
+                         f'({self._capacity},).')
     _check_priorities(priorities)
+    ring = None
+    if 'layout' in state:
+      ring = columns_lib.UnrollRing.from_state(state, self._capacity, num_stored,
+                                               self._storage)
+    elif num_stored:
+      raise ValueError(f'{source} holds {num_stored} unrolls but no layout: it is corrupt.')
     tree = SumTree(self._capacity)
     tree.set(np.arange(self._capacity), self._sampling_weight(priorities))
     rng = np.random.default_rng()
     rng.bit_generator.state = json.loads(str(state['rng_state']))
     with self._lock:
-      self._items = items
+      self._ring = ring
       self._priorities = priorities
-      self._ids = np.asarray(state['ids'], np.int64).copy()
-      self._num_inserts = int(state['num_inserts'])
+      self._ids = ids
+      self._num_inserts = num_inserts
       self._max_priority = float(state['max_priority'])
       self._tree = tree
       self._rng = rng
 
   def save(self, path: str) -> None:
-    """Writes `state_dict()` to `path` (.npz) atomically: temp file, then os.replace."""
-    state = self.state_dict()  # Items are immutable references: write outside the lock.
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp_path = tempfile.mkstemp(prefix=os.path.basename(path) + '.', suffix='.tmp',
-                                    dir=directory)
-    try:
-      with os.fdopen(fd, 'wb') as f:  # A file object: np.savez adds no '.npz' suffix.
-        np.savez(f, **state)
-        f.flush()
-        os.fsync(f.fileno())
-      os.replace(tmp_path, path)
-    except BaseException:
-      if os.path.exists(tmp_path):
-        os.unlink(tmp_path)
-      raise
+    """Writes the replay to `path` (.npz) atomically, column by column; see npz."""
+    npz.write_atomically(path, self._entries())
 
   def load(self, path: str) -> None:
     """Restores what `save(path)` wrote."""
     with np.load(path, allow_pickle=False) as data:
-      state = {name: data[name] for name in data.files}
-    self.load_state_dict(state)
+      self.load_state_dict(data, source=path)

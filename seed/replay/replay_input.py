@@ -8,7 +8,7 @@ from typing import Dict, Optional
 import gin
 import numpy as np
 
-from seed.replay.fifo import stack_unrolls
+from seed import types
 from seed.replay.prioritized import PrioritizedReplay
 from seed.replay.rate_limiter import SampleToInsertRatio
 
@@ -19,17 +19,17 @@ _log = logging.getLogger(__name__)
 MAX_INSERTS_AHEAD = 512
 
 
-def error_buffer(batch_size: int, samples_per_insert: float) -> float:
+def error_buffer(batch_unrolls: int, samples_per_insert: float) -> float:
   """The limiter's slack in samples: two batches' worth and then some, capped.
 
   It must hold a whole batch of samples and an insert (or both sides could wait for
   ever). Without the cap, 2 * batch * samples_per_insert would let actors run
-  batch_size inserts ahead, 10,240 for SAC at updates_per_step 20 (whose batch is
+  batch_unrolls inserts ahead, 10,240 for SAC at updates_per_step 20 (whose batch is
   updates_per_step * 256 and samples_per_insert the same): the cap keeps that near
   MAX_INSERTS_AHEAD whatever the replay ratio, and changes nothing for R2D2.
   """
-  return min(2.0 * batch_size * max(1.0, samples_per_insert),
-             2.0 * batch_size + MAX_INSERTS_AHEAD * samples_per_insert)
+  return min(2.0 * batch_unrolls * max(1.0, samples_per_insert),
+             2.0 * batch_unrolls + MAX_INSERTS_AHEAD * samples_per_insert)
 
 
 @gin.configurable
@@ -42,30 +42,40 @@ class ReplayInput:
   target: whichever side runs ahead waits, the inference thread (and so the
   actors) when inserting, or the trainer when sampling. Sampling starts once
   `min_fill_unrolls` sequences are in.
+
+  Storage (seed.replay.columns): one preallocated array per field. With
+  `compact_observations`, stacked frames (uint8 observations [S, H, W] a step,
+  Atari's) are kept once each and their stacks rebuilt exactly on sampling;
+  `observation_compression` ('zstd', 'zlib' or None) compresses each sequence's
+  frames. Other observations are kept as they come.
   """
 
-  def __init__(self, batch_size: int, stop_event: Optional[threading.Event] = None, *,
+  def __init__(self, batch_unrolls: int, stop_event: Optional[threading.Event] = None, *,
                capacity_unrolls: int = 2000, min_fill_unrolls: int = 200,
                samples_per_insert: float = 1.0, priority_exponent: float = 0.9,
-               importance_exponent: float = 0.6, seed: int = 0):
-    if min_fill_unrolls < batch_size:
+               importance_exponent: float = 0.6, seed: int = 0,
+               compact_observations: bool = True,
+               observation_compression: Optional[str] = 'zstd'):
+    if min_fill_unrolls < batch_unrolls:
       raise ValueError(f'min_fill_unrolls={min_fill_unrolls} is below the batch size '
-                       f'{batch_size} (unrolls sampled per train step; SAC and DDPG: '
-                       'updates_per_step * minibatch_size): the first batch could not be '
+                       f'{batch_unrolls} (unrolls sampled per train step; SAC and DDPG: '
+                       'updates_per_step * minibatch_transitions): the first batch could not be '
                        'drawn')
     if min_fill_unrolls > capacity_unrolls:
       raise ValueError(f'min_fill_unrolls={min_fill_unrolls} exceeds capacity_unrolls='
                        f'{capacity_unrolls}')
     self._stop = stop_event or threading.Event()
     self.replay = PrioritizedReplay(capacity_unrolls, priority_exponent, importance_exponent,
-                                    seed=seed)
+                                    seed=seed, compact_observations=compact_observations,
+                                    observation_compression=observation_compression)
     self.samples_per_insert = samples_per_insert
     self.limiter = SampleToInsertRatio(samples_per_insert, min_fill_unrolls,
-                                       error_buffer=error_buffer(batch_size, samples_per_insert),
+                                       error_buffer=error_buffer(batch_unrolls,
+                                                                 samples_per_insert),
                                        stop_event=self._stop)
-    self._sampled_ids: Optional[np.ndarray] = None
+    self._priority_stats: Dict[str, float] = {}
 
-  def put(self, unroll: Dict[str, object]) -> bool:
+  def put(self, unroll: types.Unroll) -> bool:
     """Inserts once the ratio allows; False (dropping the unroll) once stopping."""
     while not self.limiter.await_insert(timeout_s=0.5):
       if self._stop.is_set():
@@ -73,25 +83,23 @@ class ReplayInput:
     self.replay.insert(unroll)
     return True
 
-  def get_batch(self, batch_size: int, timeout_s: float = 0.5) -> Optional[Dict[str, object]]:
-    if not self.limiter.await_sample(timeout_s=timeout_s, num_samples=batch_size):
+  def sample(self, batch_unrolls: int, timeout_s: float = 0.5) -> Optional[types.Sample]:
+    """A batch of `batch_unrolls` sequences once the ratio allows, or None after `timeout_s`."""
+    if not self.limiter.await_sample(timeout_s=timeout_s, num_samples=batch_unrolls):
       return None
-    ids, items, weights = self.replay.sample(batch_size)
-    self._sampled_ids = ids  # One trainer thread: the next after_train is for this batch.
-    batch = stack_unrolls(items)
-    batch['importance_weights'] = weights
-    return batch
+    return self.replay.sample(batch_unrolls)
 
-  def after_train(self, logs: Dict[str, object]) -> Dict[str, object]:
-    """Takes the agent's new 'priorities' out of its logs and applies them."""
-    priorities = logs.pop('priorities', None)
-    if priorities is not None and self._sampled_ids is not None:
-      self.replay.update_priorities(self._sampled_ids, np.asarray(priorities))
-      priorities = np.asarray(priorities)
-      logs['replay/priority_mean'] = float(priorities.mean())
-      logs['replay/priority_max'] = float(priorities.max())
-    logs['replay/size'] = float(len(self.replay))
-    return logs
+  def update_priorities(self, ids, priorities) -> None:
+    """New priorities of sampled `ids` (a Sample's); those overwritten since are skipped."""
+    priorities = np.asarray(priorities, np.float64)
+    self.replay.update_priorities(ids, priorities)
+    if priorities.size:
+      self._priority_stats = {'replay/priority_mean': float(priorities.mean()),
+                              'replay/priority_max': float(priorities.max())}
+
+  def stats(self) -> Dict[str, float]:
+    """'replay/size', and the mean and max of the last priority update if there was one."""
+    return {'replay/size': float(len(self.replay)), **self._priority_stats}
 
   @property
   def fill(self) -> float:

@@ -31,6 +31,11 @@ class SumTree:
     return self._capacity
 
   @property
+  def nbytes(self) -> int:
+    """Bytes of the two trees (sums and maxima)."""
+    return self._sum.nbytes + self._max.nbytes
+
+  @property
   def total(self) -> float:
     """Sum of all priorities."""
     return float(self._sum[1])
@@ -70,6 +75,9 @@ class SumTree:
     bad = ~np.isfinite(priorities) | (priorities < 0)
     if bad.any():
       raise ValueError(f'priorities must be finite and >= 0, got {priorities[bad][:5]}.')
+    if indices.size == 1:  # One insert's update: scalar steps, not a NumPy call per level.
+      self._set_one(int(indices[0]), float(priorities[0]))
+      return
     # Keep the last occurrence of each index: NumPy does not promise which of
     # several fancy-index writes to one element wins.
     last = indices.size - 1 - np.unique(indices[::-1], return_index=True)[1]
@@ -81,6 +89,16 @@ class SumTree:
       left = 2 * nodes
       self._sum[nodes] = self._sum[left] + self._sum[left + 1]
       self._max[nodes] = np.maximum(self._max[left], self._max[left + 1])
+
+  def _set_one(self, index: int, priority: float) -> None:
+    node = index + self._num_leaves
+    self._sum[node] = self._max[node] = priority
+    node >>= 1
+    while node:
+      left = 2 * node
+      self._sum[node] = self._sum[left] + self._sum[left + 1]
+      self._max[node] = max(self._max[left], self._max[left + 1])
+      node >>= 1
 
   def sample(self, uniforms) -> np.ndarray:
     """Slots j chosen by inverse CDF: the j with cumsum(p)[j-1] <= u * total < cumsum(p)[j].

@@ -6,19 +6,14 @@
 Every flag may also come from SEED_<FLAG> (see seed.flag_env); the token from
 --auth_token_file or SEED_AUTH_TOKEN, never from the command line.
 """
-import asyncio
-import json
+import dataclasses
 import logging
-import signal
 import sys
 
-import grpc
 from absl import flags
 
-from seed import config, flag_env, malloc_tuning, security
-from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerRefused, actor_stats,
-                               make_envs)
-from seed.envs import EnvConfig, env_spec
+from seed import flag_env, malloc_tuning
+from seed.actor import launch
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string('server_address', 'localhost:8686', 'Learner host:port.')
@@ -46,47 +41,9 @@ def main(argv):
   del argv
   malloc_tuning.keep_large_buffers()
   logging.getLogger().setLevel(logging.INFO)
-  try:  # A config mistake: say it in one line, no traceback, before any env starts.
-    flag_env.require(FLAGS.server_address, 'server_address', "the learner's host:port")
-    security.check_address(FLAGS.server_address, '--server_address')
-    if FLAGS.actor_id < 0:
-      raise ValueError(f'--actor_id={FLAGS.actor_id}; expected an integer >= 0, unique '
-                       'among the actors of this learner')
-    credentials = security.channel_credentials(FLAGS.tls_ca_file)
-    auth_token = security.read_token(FLAGS.auth_token_file)
-    config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings, skip_unknown=True, env_name=FLAGS.env)
-    env_config = EnvConfig()
-    envs = make_envs(env_config.make, FLAGS.num_envs, FLAGS.actor_id, FLAGS.seed)
-  except (ValueError, FileNotFoundError) as e:
-    logging.error('actor %d: %s', FLAGS.actor_id, e)
-    sys.exit(2)
-  actor = Actor(envs, env_spec(envs[0]), env_config.name, FLAGS.actor_id, FLAGS.server_address,
-                num_splits=min(FLAGS.num_splits, FLAGS.num_envs), evaluation=FLAGS.eval,
-                max_steps=FLAGS.max_steps, credentials=credentials, auth_token=auth_token)
-  try:
-    asyncio.run(_run(actor))
-  except LearnerRefused as e:
-    what = ('the learner refused our auth token' if e.code == grpc.StatusCode.UNAUTHENTICATED
-            else 'the learner refused us')
-    logging.error('actor %d: %s: %s', FLAGS.actor_id, what, e)
-    sys.exit(2)
-  except ConnectionMisconfigured as e:
-    logging.error('actor %d: cannot connect: %s', FLAGS.actor_id, e)
-    sys.exit(2)
-  stats = actor_stats(actor)
-  logging.info('actor %d stopped after %d steps, %d episodes; round trip p50 %.2f ms, '
-               'p99 %.2f ms', FLAGS.actor_id, stats['steps'], stats['episodes'],
-               stats['round_trip_ms_p50'], stats['round_trip_ms_p99'])
-  if FLAGS.stats_file:
-    with open(FLAGS.stats_file, 'w') as f:
-      json.dump(stats, f)
-
-
-async def _run(actor: Actor) -> None:
-  loop = asyncio.get_running_loop()
-  for signum in (signal.SIGINT, signal.SIGTERM):
-    loop.add_signal_handler(signum, actor.stop)
-  await actor.run()
+  flags_given = launch.ActorFlags(**{field.name: getattr(FLAGS, field.name)
+                                     for field in dataclasses.fields(launch.ActorFlags)})
+  sys.exit(launch.launch(flags_given))
 
 
 def run():

@@ -6,8 +6,8 @@
 Every flag may also come from SEED_<FLAG> (see seed.flag_env); the token from
 --auth_token_file or SEED_AUTH_TOKEN, never from the command line.
 """
+import dataclasses
 import logging
-import os
 import sys
 
 from absl import flags
@@ -58,50 +58,12 @@ flags.DEFINE_string('auth_token_file', None, 'File with a shared token actors mu
 def main(argv):
   del argv
   malloc_tuning.keep_large_buffers()
-  from seed import agents, config, security  # pylint: disable=g-import-not-at-top
-
   logging.getLogger().setLevel(logging.INFO)
-  # Settings and files are checked before TensorFlow loads and before anything
-  # listens. A config mistake is said in one line, without a traceback.
-  try:
-    flag_env.require(FLAGS.logdir, 'logdir', 'the run directory')
-    auth_token = security.read_token(FLAGS.auth_token_file)
-    credentials = security.server_credentials(FLAGS.tls_cert_file, FLAGS.tls_key_file)
-    security.check_listen_address(FLAGS.server_address, FLAGS.tls_cert_file, auth_token)
-    if not 0 <= FLAGS.health_port < 65536:
-      raise ValueError(f'--health_port={FLAGS.health_port}; expected a port 1-65535, or 0 '
-                       'for none')
-  except ValueError as e:
-    logging.error('%s', e)
-    sys.exit(2)
-  os.makedirs(FLAGS.logdir, exist_ok=True)
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  # Must happen before TensorFlow runs anything (agent modules may, at import).
-  tf.config.threading.set_intra_op_parallelism_threads(FLAGS.tf_intra_op_threads)
-  tf.config.threading.set_inter_op_parallelism_threads(FLAGS.tf_inter_op_threads)
-  from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
-  try:
-    agents.agent_class(FLAGS.agent)  # Registers the agent's configurables before parsing.
-    config.parse_gin(FLAGS.gin_file, FLAGS.gin_bindings, env_name=FLAGS.env)
-  except (ValueError, FileNotFoundError) as e:
-    logging.error('%s', e)
-    sys.exit(2)
-  options = LearnerOptions(
-      logdir=FLAGS.logdir, summary_dir=FLAGS.summary_dir,
-      hypertune_metric=FLAGS.hypertune_metric, agent=FLAGS.agent, server_address=FLAGS.server_address,
-      health_port=FLAGS.health_port,
-      inference_batch_size=FLAGS.inference_batch_size, max_wait_ms=FLAGS.max_wait_ms,
-      checkpoint_interval_s=FLAGS.checkpoint_interval_s,
-      progress_interval_s=FLAGS.progress_interval_s, max_env_frames=FLAGS.max_env_frames,
-      target_return=FLAGS.target_return, return_window=FLAGS.return_window,
-      max_message_bytes=FLAGS.max_message_mb << 20, auth_token=auth_token,
-      credentials=credentials, seed=FLAGS.seed, train=FLAGS.train,
-      checkpoint_replay=FLAGS.checkpoint_replay)
-  learner = Learner(options)
-  config.write_run_config(FLAGS.logdir, FLAGS.flags_into_string())
-  logging.info('agent %s on %s (%s); resumed: %s', FLAGS.agent, learner.env_name,
-               learner.env_spec.describe(), learner.resumed)
-  sys.exit(learner.run())
+  from seed import learner_launch  # pylint: disable=g-import-not-at-top
+  flags_given = learner_launch.LearnerFlags(**{
+      field.name: getattr(FLAGS, field.name)
+      for field in dataclasses.fields(learner_launch.LearnerFlags)})
+  sys.exit(learner_launch.launch(flags_given, FLAGS.flags_into_string()))
 
 
 def run():

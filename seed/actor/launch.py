@@ -1,0 +1,87 @@
+"""Starting an actor from its flags: check them, make the envs, stream until stopped.
+
+`actors/main.py` only defines the flags and hands their values over as an
+`ActorFlags`. Never imports TensorFlow.
+"""
+import asyncio
+import dataclasses
+import json
+import logging
+import signal
+from typing import Optional, Sequence
+
+import grpc
+
+from seed import config, flag_env, security
+from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerRefused, actor_stats,
+                               make_envs)
+from seed.envs import EnvConfig, env_spec
+
+_log = logging.getLogger(__name__)
+
+# Exit code of a start refused for a settings mistake, or a learner that refused us.
+BAD_SETTINGS = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class ActorFlags:
+  """The actor's flag values, named as the flags are (see actors/main.py for each)."""
+  server_address: str
+  actor_id: int
+  env: Optional[str]
+  num_envs: int
+  num_splits: int
+  gin_file: Sequence[str]
+  gin_bindings: Sequence[str]
+  eval: bool
+  seed: int
+  max_steps: int
+  stats_file: Optional[str]
+  tls_ca_file: Optional[str]
+  auth_token_file: Optional[str]
+
+
+def launch(flags: ActorFlags) -> int:
+  """Runs an actor until it stops (max_steps, a signal); returns the process exit code."""
+  try:  # A config mistake: say it in one line, no traceback, before any env starts.
+    flag_env.require(flags.server_address, 'server_address', "the learner's host:port")
+    security.check_address(flags.server_address, '--server_address')
+    if flags.actor_id < 0:
+      raise ValueError(f'--actor_id={flags.actor_id}; expected an integer >= 0, unique '
+                       'among the actors of this learner')
+    credentials = security.channel_credentials(flags.tls_ca_file)
+    auth_token = security.read_token(flags.auth_token_file)
+    config.parse_gin(flags.gin_file, flags.gin_bindings, skip_unknown=True, env_name=flags.env)
+    env_config = EnvConfig()
+    envs = make_envs(env_config.make, flags.num_envs, flags.actor_id, flags.seed)
+  except (ValueError, FileNotFoundError) as e:
+    _log.error('actor %d: %s', flags.actor_id, e)
+    return BAD_SETTINGS
+  actor = Actor(envs, env_spec(envs[0]), env_config.name, flags.actor_id, flags.server_address,
+                num_splits=min(flags.num_splits, flags.num_envs), evaluation=flags.eval,
+                max_steps=flags.max_steps, credentials=credentials, auth_token=auth_token)
+  try:
+    asyncio.run(_run(actor))
+  except LearnerRefused as e:
+    what = ('the learner refused our auth token' if e.code == grpc.StatusCode.UNAUTHENTICATED
+            else 'the learner refused us')
+    _log.error('actor %d: %s: %s', flags.actor_id, what, e)
+    return BAD_SETTINGS
+  except ConnectionMisconfigured as e:
+    _log.error('actor %d: cannot connect: %s', flags.actor_id, e)
+    return BAD_SETTINGS
+  stats = actor_stats(actor)
+  _log.info('actor %d stopped after %d steps, %d episodes; round trip p50 %.2f ms, '
+            'p99 %.2f ms', flags.actor_id, stats['steps'], stats['episodes'],
+            stats['round_trip_ms_p50'], stats['round_trip_ms_p99'])
+  if flags.stats_file:
+    with open(flags.stats_file, 'w') as f:
+      json.dump(stats, f)
+  return 0
+
+
+async def _run(actor: Actor) -> None:
+  loop = asyncio.get_running_loop()
+  for signum in (signal.SIGINT, signal.SIGTERM):
+    loop.add_signal_handler(signum, actor.stop)
+  await actor.run()

@@ -1,0 +1,93 @@
+"""Starting a learner from its flags: check them, load TensorFlow, parse gin, build, serve.
+
+`learner/main.py` only defines the flags and hands their values over as a
+`LearnerFlags`; everything a start does lives here, in order, so it reads top to bottom.
+"""
+import dataclasses
+import logging
+import os
+from typing import Optional, Sequence
+
+from seed import agents, config, security
+
+_log = logging.getLogger(__name__)
+
+# Exit code of a start refused for a settings mistake (said in one line, no traceback).
+BAD_SETTINGS = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerFlags:
+  """The learner's flag values, named as the flags are (see learner/main.py for each)."""
+  logdir: Optional[str]
+  summary_dir: Optional[str]
+  hypertune_metric: Optional[str]
+  agent: str
+  env: Optional[str]
+  gin_file: Sequence[str]
+  gin_bindings: Sequence[str]
+  server_address: str
+  health_port: int
+  inference_batch_size: int
+  max_wait_ms: float
+  checkpoint_interval_s: float
+  progress_interval_s: float
+  max_env_frames: int
+  target_return: Optional[float]
+  return_window: int
+  max_message_mb: int
+  seed: int
+  tf_intra_op_threads: int
+  tf_inter_op_threads: int
+  train: bool
+  checkpoint_replay: bool
+  tls_cert_file: Optional[str]
+  tls_key_file: Optional[str]
+  auth_token_file: Optional[str]
+
+
+def launch(flags: LearnerFlags, flags_text: str) -> int:
+  """Runs a learner until it stops; returns the process exit code.
+
+  Settings and files are checked before TensorFlow loads and before anything
+  listens. `flags_text` (absl's flags_into_string) is saved into the run directory.
+  """
+  from seed import flag_env  # pylint: disable=g-import-not-at-top
+  try:
+    flag_env.require(flags.logdir, 'logdir', 'the run directory')
+    auth_token = security.read_token(flags.auth_token_file)
+    credentials = security.server_credentials(flags.tls_cert_file, flags.tls_key_file)
+    security.check_listen_address(flags.server_address, flags.tls_cert_file, auth_token)
+    if not 0 <= flags.health_port < 65536:
+      raise ValueError(f'--health_port={flags.health_port}; expected a port 1-65535, or 0 '
+                       'for none')
+  except ValueError as e:
+    _log.error('%s', e)
+    return BAD_SETTINGS
+  os.makedirs(flags.logdir, exist_ok=True)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  # Must happen before TensorFlow runs anything (agent modules may, at import).
+  tf.config.threading.set_intra_op_parallelism_threads(flags.tf_intra_op_threads)
+  tf.config.threading.set_inter_op_parallelism_threads(flags.tf_inter_op_threads)
+  from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
+  try:
+    agents.agent_class(flags.agent)  # Registers the agent's configurables before parsing.
+    config.parse_gin(flags.gin_file, flags.gin_bindings, env_name=flags.env)
+  except (ValueError, FileNotFoundError) as e:
+    _log.error('%s', e)
+    return BAD_SETTINGS
+  learner = Learner(LearnerOptions(
+      logdir=flags.logdir, summary_dir=flags.summary_dir,
+      hypertune_metric=flags.hypertune_metric, agent=flags.agent,
+      server_address=flags.server_address, health_port=flags.health_port,
+      inference_batch_size=flags.inference_batch_size, max_wait_ms=flags.max_wait_ms,
+      checkpoint_interval_s=flags.checkpoint_interval_s,
+      progress_interval_s=flags.progress_interval_s, max_env_frames=flags.max_env_frames,
+      target_return=flags.target_return, return_window=flags.return_window,
+      max_message_bytes=flags.max_message_mb << 20, auth_token=auth_token,
+      credentials=credentials, seed=flags.seed, train=flags.train,
+      checkpoint_replay=flags.checkpoint_replay))
+  config.write_run_config(flags.logdir, flags_text)
+  _log.info('agent %s on %s (%s); resumed: %s', flags.agent, learner.env_name,
+            learner.env_spec.describe(), learner.resumed)
+  return learner.run()

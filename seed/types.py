@@ -80,16 +80,11 @@ class Unroll(NamedTuple):
 
 def stack_unrolls(unrolls: Sequence[Unroll]) -> Unroll:
   """[Unroll] -> one Unroll whose every array has a leading [B] dimension."""
-  first = unrolls[0]
-  names = tuple(first.steps.policy_outputs)
-
-  def stack(get):
-    return np.stack([get(u) for u in unrolls])
-
-  steps = Steps(*(stack(lambda u, f=field: getattr(u.steps, f)) for field in STEP_FIELDS),
-                policy_outputs={name: stack(lambda u, n=name: u.steps.policy_outputs[n])
-                                for name in names})
-  core_state = tuple(stack(lambda u, i=i: u.core_state[i]) for i in range(len(first.core_state)))
+  steps = Steps(*(np.stack([getattr(u.steps, field) for u in unrolls])
+                  for field in STEP_FIELDS),
+                policy_outputs={name: np.stack([u.steps.policy_outputs[name] for u in unrolls])
+                                for name in unrolls[0].steps.policy_outputs})
+  core_state = tuple(np.stack(parts) for parts in zip(*(u.core_state for u in unrolls)))
   return Unroll(steps=steps, core_state=core_state,
                 env_id=np.array([u.env_id for u in unrolls], np.int64))
 

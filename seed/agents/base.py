@@ -12,6 +12,17 @@ from typing import Any, Dict, Optional, Tuple
 import numpy as np
 
 from seed import types
+from seed.envs import spec as spec_lib
+
+
+def check_discrete_spec(env_spec: spec_lib.EnvSpec, agent_name: str) -> None:
+  """Raises ValueError unless `env_spec` is an EnvSpec with discrete actions."""
+  if not isinstance(env_spec, spec_lib.EnvSpec):
+    raise ValueError(
+        f'env_spec must be a seed.envs.spec.EnvSpec, got {type(env_spec).__name__}.')
+  if not (env_spec.is_discrete and env_spec.num_actions >= 1):
+    raise ValueError(f'{agent_name} needs discrete actions (EnvSpec.num_actions >= 1), '
+                     f'got {env_spec.describe()}.')
 
 
 class Agent(abc.ABC):

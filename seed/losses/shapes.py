@@ -2,7 +2,7 @@
 
 Losses take time-major tensors [T, B, ...]; samples arrive batch-major [B, T + 1, ...].
 """
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -36,7 +36,7 @@ batch_major = time_major
 
 
 def check_sample(sample: types.Sample, rows: int, steps: int, leading_names: str,
-                 trained_outputs: Sequence[str] = (), core_state_parts: int = None) -> None:
+                 trained_outputs: Sequence[str] = (), core_state_parts: Optional[int] = None) -> None:
   """Raises ValueError naming the first part of `sample` that a train step cannot take.
 
   Args:

@@ -43,12 +43,7 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     Raises:
       ValueError: for an env spec the agent cannot act in (the config checks itself).
     """
-    if not isinstance(env_spec, spec_lib.EnvSpec):
-      raise ValueError(
-          f'env_spec must be a seed.envs.spec.EnvSpec, got {type(env_spec).__name__}.')
-    if not (env_spec.is_discrete and env_spec.num_actions >= 1):
-      raise ValueError('VTraceAgent needs discrete actions (EnvSpec.num_actions >= 1), '
-                       f'got {env_spec.describe()}.')
+    base.check_discrete_spec(env_spec, 'VTraceAgent')
     self.config = config = config if config is not None else config_lib.VTraceConfig()
     self._env_spec = env_spec
     self._network = networks.PolicyValueNetwork(

@@ -108,6 +108,10 @@ class TrainResult(NamedTuple):
   logs: scalar diagnostics by name (losses, entropy, ...), Python floats.
   priorities: float64 [B], new replay priorities of the sample's ids, in its
     order; None for agents that do not prioritize.
+  skipped_updates: optimizer updates of this step left out because their loss or
+    gradients were not finite (NaN/Inf): those parameters and that optimizer's
+    state are untouched. Priorities of a step with skips are not used.
   """
   logs: Dict[str, float]
   priorities: Optional[np.ndarray] = None
+  skipped_updates: int = 0

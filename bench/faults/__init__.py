@@ -1,0 +1,9 @@
+"""Fault, load and hostile-input scenarios against real learner and actor processes.
+
+  python -m bench.faults                      # every scenario at its full count
+  python -m bench.faults --ci                 # the short counts CI runs
+  python -m bench.faults checkpoint_kills --count 200
+
+Each scenario module has `run(count, workdir) -> Outcome` and its `CI_COUNT` and
+`FULL_COUNT`; the table printed at the end is the one in docs/reliability.md.
+"""

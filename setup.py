@@ -39,12 +39,14 @@ setuptools.setup(
                     'tensorflow==2.21.0; platform_machine!="x86_64"',
                     'tensorboard', 'grpcio-health-checking==1.85.1',
                     'cloudml-hypertune==0.1.0.dev6',  # Vertex AI tuning trials report through it
-                    'zstandard>=0.23'],  # the replay compresses Atari frames (seed/replay/frames.py)
+                    'zstandard>=0.23',  # the replay compresses Atari frames (seed/replay/frames.py)
+                    'psutil>=5.9'],  # memory, threads and descriptors in the progress summaries
         # The same on NVIDIA GPUs: TensorFlow with its CUDA libraries from pip.
         'learner-gpu': ['tensorflow[and-cuda]==2.21.0', 'tensorboard',
                         'grpcio-health-checking==1.85.1', 'cloudml-hypertune==0.1.0.dev6',
-                        'zstandard>=0.23'],
-        'test': ['pytest>=8', 'pytest-timeout', 'grpcio-tools==1.85.1'],
+                        'zstandard>=0.23', 'psutil>=5.9'],
+        'test': ['pytest>=8', 'pytest-timeout', 'grpcio-tools==1.85.1',
+                 'psutil>=5.9'],  # the fault harness watches the learner's memory
     },
     entry_points={'console_scripts': [
         'seed-learner=seed.learner.main:run',

@@ -41,6 +41,17 @@ flags.DEFINE_float('target_return', None, 'Stop once the mean return of the last
                    '--return_window episodes reaches this.')
 flags.DEFINE_integer('return_window', 20, 'Episodes in the reported mean return.')
 flags.DEFINE_integer('max_message_mb', 16, 'Largest message accepted from an actor.')
+flags.DEFINE_integer('max_envs_per_actor', 0, 'Most envs one actor stream may step '
+                     '(0: --inference_batch_size, the most one batch holds).')
+flags.DEFINE_integer('max_actor_streams', 1024, 'Most actor streams open at once; one more '
+                     'is refused with RESOURCE_EXHAUSTED.')
+flags.DEFINE_float('hello_timeout_s', 30.0, 'End a stream that sends no hello this long '
+                   'after opening.')
+flags.DEFINE_float('stream_idle_timeout_s', 600.0, 'End an actor stream that sends no step '
+                   'this long after its last actions (a hung actor frees its envs\' state).')
+flags.DEFINE_integer('max_nonfinite_steps', 100, 'Stop (without a checkpoint, so the last '
+                     'one keeps good parameters) after this many train steps in a row whose '
+                     'loss or gradients were NaN/Inf; each such step changes nothing.')
 flags.DEFINE_integer('seed', 0, 'Seed of the env probe and the agent.')
 flags.DEFINE_integer('tf_intra_op_threads', 0, 'Threads inside one TensorFlow op '
                      '(0: TensorFlow picks, one per core).')

@@ -1,6 +1,9 @@
 """Checkpoints of the whole learner: model, optimizer and counters."""
+import glob
 import logging
 import os
+import re
+import shutil
 from typing import Any, Dict
 
 import tensorflow as tf
@@ -9,6 +12,14 @@ from seed.counters import Counters
 
 _log = logging.getLogger(__name__)
 
+# ckpt-<number> followed by what TensorFlow and the replay add: .index,
+# .data-00000-of-00001, _temp/ (a save in progress), .replay.npz, .replay.npz.*.tmp
+_CHECKPOINT_FILE = re.compile(r'^ckpt-(\d+)(\..*|_temp.*)$')
+
+
+class CheckpointWriteError(Exception):
+  """A checkpoint could not be written (e.g. the disk is full); the previous one is intact."""
+
 
 class Checkpointer:
   """Saves into <logdir>/ckpt and restores the latest checkpoint there.
@@ -16,7 +27,10 @@ class Checkpointer:
   tf.train.CheckpointManager writes the data files first and then replaces the
   small `checkpoint` index file atomically, so a crash mid-write leaves the
   previous checkpoint as the latest one. A replay (when the agent input is one)
-  is written atomically beside its checkpoint, before the index names it.
+  is written atomically beside its checkpoint, before the index names it. Files
+  of checkpoints the index does not name (a save that was killed or failed) are
+  deleted when a Checkpointer opens the directory and when a save fails, so
+  they cannot pile up and fill the disk.
   """
 
   def __init__(self, directory: str, items: Dict[str, Any], counters: Counters,
@@ -26,8 +40,10 @@ class Checkpointer:
     os.makedirs(directory, exist_ok=True)  # The replay is written before the first index.
     self._counter_values = tf.Variable(counters.as_array(), dtype=tf.int64, trainable=False)
     self._checkpoint = tf.train.Checkpoint(counters=self._counter_values, **items)
-    self._manager = tf.train.CheckpointManager(self._checkpoint, directory, max_to_keep)
+    self._max_to_keep = max_to_keep
     self.directory = directory
+    self._manager = self._open_manager()
+    self._remove_unlisted()
 
   def restore_latest(self) -> bool:
     """Restores the latest checkpoint if there is one; returns whether it did."""
@@ -42,13 +58,25 @@ class Checkpointer:
     return True
 
   def save(self) -> str:
+    """Writes a new checkpoint; raises CheckpointWriteError, leaving the previous one intact."""
     self._counter_values.assign(self._counters.as_array())
     # A fresh number every time: re-saving ckpt-N in place would not be atomic.
     number = self._next_number()
-    if self._replay is not None:
-      # The manager names checkpoints <dir>/ckpt-<number>.
-      self._replay.save(os.path.join(self.directory, f'ckpt-{number}'))
-    path = self._manager.save(checkpoint_number=number)
+    try:
+      if self._replay is not None:
+        # The manager names checkpoints <dir>/ckpt-<number>.
+        self._replay.save(os.path.join(self.directory, f'ckpt-{number}'))
+      path = self._manager.save(checkpoint_number=number)
+    except (OSError, tf.errors.OpError) as e:
+      # The manager may list the failed checkpoint already: list again what the
+      # index file on disk names (it is replaced atomically, so it names only
+      # complete checkpoints), then delete the rest of the failed one.
+      self._manager = self._open_manager()
+      self._remove_unlisted()
+      raise CheckpointWriteError(
+          f'could not write checkpoint {number} into {self.directory} '
+          f'({type(e).__name__}: {_first_line(e)}); the previous checkpoint '
+          f'{self.latest or "(none)"} is intact') from e
     if self._replay is not None:
       self._replay.prune(self.directory, self._manager.checkpoints)
     _log.info('checkpoint written: %s', path)
@@ -58,9 +86,32 @@ class Checkpointer:
     numbers = [int(path.rsplit('-', 1)[1]) for path in self._manager.checkpoints]
     return max(numbers, default=0) + 1
 
+  def _open_manager(self) -> tf.train.CheckpointManager:
+    return tf.train.CheckpointManager(self._checkpoint, self.directory, self._max_to_keep)
+
+  def _remove_unlisted(self) -> None:
+    """Deletes files of checkpoints that the index does not name."""
+    listed = {int(path.rsplit('-', 1)[1]) for path in self._manager.checkpoints}
+    for path in glob.glob(os.path.join(self.directory, 'ckpt-*')):
+      match = _CHECKPOINT_FILE.match(os.path.basename(path))
+      if match is None or int(match.group(1)) in listed:
+        continue
+      _log.info('removing %s (of a checkpoint that was never completed)', path)
+      if os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+      else:
+        try:
+          os.unlink(path)
+        except OSError:
+          pass
+
   @property
   def latest(self):
     return self._manager.latest_checkpoint
+
+
+def _first_line(error: BaseException) -> str:
+  return (str(error).strip().splitlines() or [''])[0]
 
 
 def checkpoint_dir(logdir: str) -> str:

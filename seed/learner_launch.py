@@ -9,6 +9,7 @@ import os
 from typing import Optional, Sequence
 
 from seed import agents, config, security
+from seed.inference.server import StreamLimits
 
 _log = logging.getLogger(__name__)
 
@@ -36,6 +37,11 @@ class LearnerFlags:
   target_return: Optional[float]
   return_window: int
   max_message_mb: int
+  max_envs_per_actor: int
+  max_actor_streams: int
+  hello_timeout_s: float
+  stream_idle_timeout_s: float
+  max_nonfinite_steps: int
   seed: int
   tf_intra_op_threads: int
   tf_inter_op_threads: int
@@ -61,6 +67,13 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
     if not 0 <= flags.health_port < 65536:
       raise ValueError(f'--health_port={flags.health_port}; expected a port 1-65535, or 0 '
                        'for none')
+    limits = StreamLimits(
+        max_envs_per_actor=flags.max_envs_per_actor or flags.inference_batch_size,
+        max_actor_streams=flags.max_actor_streams, hello_timeout_s=flags.hello_timeout_s,
+        stream_idle_timeout_s=flags.stream_idle_timeout_s)
+    limits.check(flags.inference_batch_size)
+    if flags.max_nonfinite_steps < 1:
+      raise ValueError(f'--max_nonfinite_steps={flags.max_nonfinite_steps}; expected at least 1')
   except ValueError as e:
     _log.error('%s', e)
     return BAD_SETTINGS
@@ -84,9 +97,10 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
       checkpoint_interval_s=flags.checkpoint_interval_s,
       progress_interval_s=flags.progress_interval_s, max_env_frames=flags.max_env_frames,
       target_return=flags.target_return, return_window=flags.return_window,
-      max_message_bytes=flags.max_message_mb << 20, auth_token=auth_token,
+      max_message_bytes=flags.max_message_mb << 20, limits=limits, auth_token=auth_token,
       credentials=credentials, seed=flags.seed, train=flags.train,
-      checkpoint_replay=flags.checkpoint_replay))
+      checkpoint_replay=flags.checkpoint_replay,
+      max_nonfinite_steps=flags.max_nonfinite_steps))
   config.write_run_config(flags.logdir, flags_text)
   _log.info('agent %s on %s (%s); resumed: %s', flags.agent, learner.env_name,
             learner.env_spec.describe(), learner.resumed)

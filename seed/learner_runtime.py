@@ -19,7 +19,7 @@ from seed.envs import EnvConfig, env_spec
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
 from seed.inference.health import Health, start_health_server
-from seed.inference.server import InferenceService, start_server
+from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.inference.step_processor import StepProcessor
 from seed.metrics import Metrics, TuningReport
 from seed.replay.fifo import UnrollFifo
@@ -46,12 +46,14 @@ class LearnerOptions:
   target_return: Optional[float] = None  # stop once the recent mean return reaches it
   return_window: int = 20
   max_message_bytes: int = 16 << 20
+  limits: StreamLimits = StreamLimits()
   fifo_capacity_unrolls: int = 0    # 0: twice the agent's batch size
   auth_token: Optional[str] = None
   credentials: Optional[grpc.ServerCredentials] = None
   seed: int = 0
   train: bool = True                # False: serve inference only, drop unrolls (benchmarks)
   checkpoint_replay: bool = True    # save replay contents with each checkpoint
+  max_nonfinite_steps: int = 100    # stop after this many NaN/Inf train steps in a row
 
 
 class Learner:
@@ -100,8 +102,10 @@ class Learner:
       self.metrics.restart_rates()
     self.trainer = Trainer(self.agent, self.agent_input, self.counters,
                            self.metrics.on_train, self.checkpointer,
-                           options.checkpoint_interval_s, self.stop_event)
+                           options.checkpoint_interval_s, self.stop_event,
+                           max_nonfinite_steps=options.max_nonfinite_steps)
     self.port: Optional[int] = None
+    self._service: Optional[InferenceService] = None
 
   def run(self) -> int:
     """Serves and trains; checkpoints on the way out. Returns a process exit code."""
@@ -110,6 +114,7 @@ class Learner:
     self._served = False
     self._final_checkpoint_lock = threading.Lock()
     self._final_checkpoint_done = False
+    self._final_checkpoint_written = True  # False only when writing it failed
     try:
       asyncio.run(self._serve())
     finally:
@@ -119,10 +124,16 @@ class Learner:
         signal.signal(signum, lambda *_: _log.warning('already stopping: finishing the '
                                                       'checkpoint'))
       self._stop_training_and_checkpoint()
-      self.metrics.tick(self.agent_input.fill)
+      self._tick()
       self._report_for_tuning()
       self.metrics.close()
-    return 1 if self.trainer.error is not None else 0
+    return 1 if self.trainer.error is not None or not self._final_checkpoint_written else 0
+
+  def _tick(self) -> None:
+    service = self._service
+    self.metrics.tick(self.agent_input.fill,
+                      actor_streams=service.open_streams if service is not None else 0,
+                      connected_envs=self.env_table.num_envs)
 
   def _stop_training_and_checkpoint(self) -> None:
     """Stops the trainer and writes the final checkpoint, once."""
@@ -133,7 +144,7 @@ class Learner:
       if self.trainer.is_alive():
         self.trainer.join()
       if self.trainer.error is None and self._served:
-        self.checkpointer.save()
+        self._final_checkpoint_written = self.trainer.save_checkpoint()
       self._final_checkpoint_done = True
 
   async def _serve(self) -> None:
@@ -141,10 +152,10 @@ class Learner:
     for signum in (signal.SIGINT, signal.SIGTERM):
       loop.add_signal_handler(signum, self._on_signal, signum)
     batcher = Batcher(self.processor, self.options.inference_batch_size,
-                      self.options.max_wait_ms, lambda: self.env_table.num_connected_envs)
-    service = InferenceService(self.env_name, self.env_spec, self.env_table, batcher,
-                               max_envs_per_actor=self.options.inference_batch_size,
-                               auth_token=self.options.auth_token)
+                      self.options.max_wait_ms, lambda: service.active_envs())
+    self._service = service = InferenceService(
+        self.env_name, self.env_spec, self.env_table, batcher, self.options.limits,
+        auth_token=self.options.auth_token)
     health = Health()
     batcher.start()
     server, self.port = await start_server(service, self.options.server_address,
@@ -163,7 +174,7 @@ class Learner:
         await asyncio.sleep(0.25)
         self._check_stop_conditions()
         if loop.time() >= next_tick:
-          self.metrics.tick(self.agent_input.fill)
+          self._tick()
           self._report_for_tuning()
           next_tick += self.options.progress_interval_s
     finally:

@@ -8,6 +8,9 @@ is stepped by env frames (progress.csv has one line per tick, for plots and benc
   train/learning_rate (from the agent's train step logs)
   inference/mean_batch_size, inference/padding_fraction, inference/ms_per_batch
   input/queue_fill
+  learner/actor_streams, learner/connected_envs (envs whose state the learner holds)
+  process/rss_mb, process/threads, process/open_fds (the learner process)
+  train/nonfinite_steps, checkpoint/failures (totals of this run)
 """
 import collections
 import logging
@@ -16,6 +19,7 @@ import threading
 import time
 from typing import Dict, Optional
 
+import psutil
 import tensorflow as tf
 
 from seed.counters import Counters
@@ -46,7 +50,8 @@ class Metrics:
     self._progress_csv = open(progress_path, 'a', buffering=1)
     if new_file:
       self._progress_csv.write('wall_time_s,env_frames,learner_steps,episodes,env_frames_per_s,'
-                               'mean_inference_batch,queue_fill\n')
+                               'mean_inference_batch,queue_fill,actor_streams,connected_envs,'
+                               'rss_mb,threads,open_fds\n')
     self._lock = threading.Lock()
     self._recent_returns = collections.deque(maxlen=return_window)
     self._new_episodes = []
@@ -96,8 +101,10 @@ class Metrics:
         return None
       return sum(self._recent_returns) / len(self._recent_returns)
 
-  def tick(self, queue_fill: float) -> Dict[str, float]:
+  def tick(self, queue_fill: float, actor_streams: int = 0,
+           connected_envs: int = 0) -> Dict[str, float]:
     """Writes the scalars gathered since the last tick and logs the progress line."""
+    process = process_gauges()
     now, counts = time.monotonic(), self._counters.snapshot()
     last_time, last_counts = self._last_tick
     self._last_tick = (now, counts)
@@ -111,6 +118,9 @@ class Metrics:
           'throughput/learner_steps_per_s':
               (counts['learner_steps'] - last_counts['learner_steps']) / elapsed,
           'input/queue_fill': queue_fill,
+          'learner/actor_streams': actor_streams,
+          'learner/connected_envs': connected_envs,
+          **process,
       }
       if self._batch_count:
         scalars['inference/mean_batch_size'] = self._batch_envs / self._batch_count
@@ -137,20 +147,31 @@ class Metrics:
     self._progress_csv.write(
         f'{time.time() - self._start_time:.3f},{counts["env_frames"]},{counts["learner_steps"]},'
         f'{counts["episodes"]},{scalars["throughput/env_frames_per_s"]:.1f},'
-        f'{scalars.get("inference/mean_batch_size", 0.0):.2f},{queue_fill:.3f}\n')
+        f'{scalars.get("inference/mean_batch_size", 0.0):.2f},{queue_fill:.3f},'
+        f'{actor_streams},{connected_envs},{process["process/rss_mb"]:.1f},'
+        f'{process["process/threads"]},{process["process/open_fds"]}\n')
     mean_return = f'{sum(recent) / len(recent):.1f}' if recent else 'n/a'
     _log.info('frames %s | %s frames/s | learner %d steps (%.1f/s) | episodes %d | '
-              'return %s (last %d) | batch %.1f | queue %.0f%%',
+              'return %s (last %d) | batch %.1f | queue %.0f%% | envs %d | rss %.0f MB',
               f'{counts["env_frames"]:,}', f'{scalars["throughput/env_frames_per_s"]:,.0f}',
               counts['learner_steps'], scalars['throughput/learner_steps_per_s'],
               counts['episodes'], mean_return, len(recent),
-              scalars.get('inference/mean_batch_size', 0.0), 100 * queue_fill)
+              scalars.get('inference/mean_batch_size', 0.0), 100 * queue_fill,
+              connected_envs, process['process/rss_mb'])
     return scalars
 
   def close(self) -> None:
     self._writer.close()
     self._episodes_csv.close()
     self._progress_csv.close()
+
+
+def process_gauges() -> Dict[str, float]:
+  """This process's resident memory (MB), threads and open file descriptors."""
+  process = psutil.Process()
+  with process.oneshot():
+    return {'process/rss_mb': process.memory_info().rss / 2**20,
+            'process/threads': process.num_threads(), 'process/open_fds': process.num_fds()}
 
 
 class TuningReport:

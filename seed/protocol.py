@@ -3,6 +3,7 @@
 Every check raises `ProtocolError` carrying the gRPC status the learner sends
 back, with a message naming the bad value and what is accepted.
 """
+import math
 from typing import Optional, Sequence
 
 import grpc
@@ -24,6 +25,20 @@ class ProtocolError(Exception):
     self.code = code
 
 
+# Deeper arrays cannot be made by NumPy (its limit is 64); no env needs more than a few.
+MAX_TENSOR_DIMS = 32
+
+
+_WIRE_DTYPES = {name: np.dtype(name) for name in (
+    'bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
+    'float16', 'float32', 'float64')}
+
+
+def shorten(text: str, limit: int = 200) -> str:
+  """`text`, cut to `limit` characters: a hostile value must not make a huge status."""
+  return text if len(text) <= limit else f'{text[:limit]}... ({len(text)} characters)'
+
+
 def encode_tensor(array: np.ndarray) -> pb.Tensor:
   array = np.ascontiguousarray(array)
   return pb.Tensor(data=array.tobytes(), dtype=array.dtype.name, shape=array.shape)
@@ -31,21 +46,23 @@ def encode_tensor(array: np.ndarray) -> pb.Tensor:
 
 def decode_tensor(tensor: pb.Tensor, what: str) -> np.ndarray:
   """Bytes + dtype + shape -> array (a view on the message's bytes, no copy)."""
-  try:
-    dtype = np.dtype(tensor.dtype)
-  except TypeError:
+  # Only plain names, looked up in a fixed table: np.dtype() would also parse
+  # structured and subarray specs ('(1000000000,)i4'), each a way to misbehave.
+  dtype = _WIRE_DTYPES.get(tensor.dtype)
+  if dtype is None:
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
-                        f'{what}: unknown dtype {tensor.dtype!r}; expected a NumPy dtype name '
-                        'such as uint8, float32, int32') from None
-  if dtype.hasobject or dtype.kind not in 'biuf':
-    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
-                        f'{what}: dtype {dtype.name!r} cannot travel as raw bytes; expected a '
-                        'bool, integer or float dtype')
+                        f'{what}: dtype {shorten(repr(tensor.dtype))} cannot travel as raw '
+                        f'bytes; expected one of {", ".join(_WIRE_DTYPES)}')
   shape = tuple(tensor.shape)
+  if len(shape) > MAX_TENSOR_DIMS:
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'{what}: shape has {len(shape)} dimensions; at most '
+                        f'{MAX_TENSOR_DIMS} are accepted')
   if any(d < 0 for d in shape):
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'{what}: negative dimension in shape {list(shape)}')
-  expected_bytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+  # Python integers: a huge declared shape must not wrap around to a small size.
+  expected_bytes = math.prod(shape) * dtype.itemsize
   if len(tensor.data) != expected_bytes:
     raise ProtocolError(
         grpc.StatusCode.INVALID_ARGUMENT,
@@ -75,17 +92,31 @@ def _action_spec_to_proto(spec: EnvSpec) -> pb.ActionSpec:
 
 def spec_from_hello(hello: pb.Hello) -> EnvSpec:
   """The env spec an actor announced (frames_per_step is the learner's business)."""
+  observation = _checked_tensor_spec(hello.observation_spec, 'hello.observation_spec')
   action = hello.action_spec
   kind = action.WhichOneof('kind')
   if kind == 'num_actions':
-    return EnvSpec(tuple(hello.observation_spec.shape), hello.observation_spec.dtype or 'uint8',
-                   num_actions=int(action.num_actions))
+    return EnvSpec(*observation, num_actions=int(action.num_actions))
   if kind == 'box':
-    return EnvSpec(tuple(hello.observation_spec.shape), hello.observation_spec.dtype or 'uint8',
-                   action_shape=tuple(action.box.spec.shape), action_dtype=action.box.spec.dtype,
+    action_shape, action_dtype = _checked_tensor_spec(action.box.spec, 'hello.action_spec.box')
+    return EnvSpec(*observation, action_shape=action_shape, action_dtype=action_dtype,
                    action_low=tuple(action.box.low), action_high=tuple(action.box.high))
   raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                       'hello: action_spec is empty; expected num_actions or box')
+
+
+def _checked_tensor_spec(spec: pb.TensorSpec, what: str):
+  """(shape, dtype name) of a TensorSpec, refused if it names no wire dtype or is too deep."""
+  dtype = spec.dtype or 'uint8'
+  if dtype not in _WIRE_DTYPES:
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'{what}: dtype {shorten(repr(dtype))} is not one of '
+                        f'{", ".join(_WIRE_DTYPES)}')
+  if len(spec.shape) > MAX_TENSOR_DIMS:
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'{what}: shape has {len(spec.shape)} dimensions; at most '
+                        f'{MAX_TENSOR_DIMS} are accepted')
+  return tuple(spec.shape), dtype
 
 
 def check_hello(hello: pb.Hello, learner_spec: EnvSpec, learner_env_name: str,
@@ -107,7 +138,8 @@ def check_hello(hello: pb.Hello, learner_spec: EnvSpec, learner_env_name: str,
   if hello.env_name != learner_env_name:
     raise ProtocolError(
         grpc.StatusCode.FAILED_PRECONDITION,
-        f'actor env {hello.env_name!r} differs from the learner env {learner_env_name!r}')
+        f'actor env {shorten(repr(hello.env_name))} differs from the learner env '
+        f'{learner_env_name!r}')
   actor_spec = spec_from_hello(hello)
   learner_side = _comparable(learner_spec)
   if _comparable(actor_spec) != learner_side:

@@ -13,7 +13,7 @@ from seed.counters import Counters
 from seed.envs.spec import EnvSpec
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
-from seed.inference.server import InferenceService, start_server
+from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.inference.step_processor import StepProcessor
 from seed.proto import actor_learner_pb2 as pb
 from seed.replay.fifo import UnrollFifo
@@ -73,7 +73,7 @@ class ServerHarness:
 
   def __init__(self, spec=CATCH_SPEC, env_name='Catch', max_batch_envs=8, max_wait_ms=2.0,
                fifo_capacity=1000, max_message_bytes=1 << 20, auth_token=None, port=0,
-               agent=None, credentials=None, extra_services=()):
+               agent=None, credentials=None, extra_services=(), limits=None):
     self.agent = agent or CountingAgent(spec.num_actions or 1)
     self.counters = Counters()
     self.stop_event = threading.Event()
@@ -92,6 +92,7 @@ class ServerHarness:
     self._max_message_bytes, self._auth_token = max_message_bytes, auth_token
     self._port = port
     self._credentials, self._extra_services = credentials, extra_services
+    self._limits = limits or StreamLimits(max_envs_per_actor=max_batch_envs)
     self._loop = asyncio.new_event_loop()
     self._ready = threading.Event()
     self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -103,10 +104,10 @@ class ServerHarness:
 
   async def _start(self):
     self.batcher = Batcher(self.processor, self._max_batch_envs, self._max_wait_ms,
-                           lambda: self.table.num_connected_envs)
-    service = InferenceService(self._env_name, self._spec, self.table, self.batcher,
-                               max_envs_per_actor=self._max_batch_envs,
-                               auth_token=self._auth_token)
+                           lambda: self.service.active_envs())
+    self.service = service = InferenceService(self._env_name, self._spec, self.table,
+                                              self.batcher, self._limits,
+                                              auth_token=self._auth_token)
     self.batcher.start()
     self.server, port = await start_server(service, f'127.0.0.1:{self._port}',
                                             self._max_message_bytes, self._credentials,

@@ -1,5 +1,6 @@
 """Batcher, per-env state, unroll building and backpressure on the real server."""
 import queue
+import time
 
 import numpy as np
 import pytest
@@ -16,6 +17,13 @@ pytestmark = pytest.mark.timeout(60)
 
 def counts_of(reply):
   return protocol.decode_tensor(reply.actions.actions, 'actions')
+
+
+def wait_until(condition, timeout_s=10.0):
+  deadline = time.monotonic() + timeout_s
+  while not condition():
+    assert time.monotonic() < deadline, 'condition not met in time'
+    time.sleep(0.01)
 
 
 def connect(harness, actor_id=0, run_id='run-a', num_envs=2):
@@ -114,25 +122,37 @@ def test_state_persists_per_env_and_resets_on_episode_end():
     client.close()
 
 
-def test_new_run_id_resets_state_and_same_run_id_keeps_it():
+def test_state_lives_as_long_as_its_stream():
   with ServerHarness() as harness:
     client = connect(harness, run_id='first')
     for _ in range(4):
       client.send(step())
       client.recv()
+    assert harness.table.num_envs == 2
     client.close()
-    # A reconnection with the same run id (a network blip) keeps the state ...
+    wait_until(lambda: harness.table.num_envs == 0)  # Nothing kept of a closed stream ...
+    # ... so a reconnection (the actor resets its envs) starts from a fresh state.
     client = connect(harness, run_id='first')
-    client.send(step())
-    assert counts_of(client.recv()).tolist() == [5 % 3] * 2
-    client.close()
-    # ... a new run id (actor restart) starts from a fresh state, partial unroll dropped.
-    client = connect(harness, run_id='second')
     client.send(step())
     assert counts_of(client.recv()).tolist() == [1, 1]
     slot = harness.table._slots[(0, 0)][0]
     assert slot.unroll.num_buffered_steps == 1
     client.close()
+
+
+def test_many_dead_actors_leave_only_the_live_envs():
+  with ServerHarness() as harness:
+    live = connect(harness, actor_id=0)
+    for actor_id in range(1, 41):  # Actors that step once and vanish, some mid-unroll.
+      dead = connect(harness, actor_id=actor_id, num_envs=1 + actor_id % 3)
+      dead.send(step(num_envs=1 + actor_id % 3))
+      dead.recv()
+      dead.close()
+    live.send(step())
+    live.recv()
+    wait_until(lambda: harness.table.num_envs == 2)
+    assert list(harness.table._slots) == [(0, 0)]
+    live.close()
 
 
 def test_steps_from_two_actors_share_one_batch():

@@ -1,10 +1,13 @@
 """The actor<->learner contract: every refusal names the bad value, others keep going."""
+import time
+
 import grpc
 import numpy as np
 import pytest
 
 from seed import protocol
 from seed.envs.spec import EnvSpec
+from seed.inference.server import StreamLimits
 from tests.server_harness import LockstepClient, ServerHarness, hello, step
 
 pytestmark = pytest.mark.timeout(60)
@@ -173,4 +176,96 @@ def test_an_object_dtype_is_refused(server, good_actor):
   code, details = refusal(client, message)
   assert code == grpc.StatusCode.INVALID_ARGUMENT
   assert "dtype 'object' cannot travel as raw bytes" in details
+  assert_still_served(good_actor)
+
+
+@pytest.mark.parametrize('dtype', ['(1000000000,)i4', 'i4,i4', 'M8', '<f4', 'U10'])
+def test_only_plain_dtype_names_are_parsed(server, good_actor, dtype):
+  client = welcomed_client(server)
+  message = step()
+  message.step.observations.dtype = dtype
+  code, details = refusal(client, message)
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert f'dtype {dtype!r} cannot travel as raw bytes; expected one of bool' in details
+  assert_still_served(good_actor)
+
+
+def test_a_declared_shape_too_big_for_int64_is_refused(server, good_actor):
+  client = welcomed_client(server)
+  message = step()
+  # 2**32 * 2**32 elements wrap around to 0 in int64: the size check must not believe it.
+  message.step.observations.shape[:] = [2**32, 2**32]
+  message.step.observations.data = b''
+  code, details = refusal(client, message)
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert '0 bytes cannot be a float32 array of shape [4294967296, 4294967296]' in details
+  assert_still_served(good_actor)
+
+
+def test_a_hello_with_a_hostile_spec_is_refused(server, good_actor):
+  wrong = hello()
+  wrong.hello.observation_spec.dtype = '(1000000000,)i4'
+  code, details = refusal(LockstepClient(server.address), wrong)
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert "hello.observation_spec: dtype '(1000000000,)i4' is not one of" in details
+  deep = hello()
+  deep.hello.observation_spec.shape[:] = [1] * 100
+  code, details = refusal(LockstepClient(server.address), deep)
+  assert 'shape has 100 dimensions; at most 32' in details
+  long_name = hello(env_name='x' * 100_000)
+  code, details = refusal(LockstepClient(server.address), long_name)
+  assert code == grpc.StatusCode.FAILED_PRECONDITION and len(details) < 500
+  assert '(100002 characters)' in details
+  assert_still_served(good_actor)
+
+
+def test_silent_streams_are_ended_after_their_timeouts():
+  limits = StreamLimits(max_envs_per_actor=8, hello_timeout_s=0.5, stream_idle_timeout_s=0.5)
+  with ServerHarness(limits=limits) as harness:
+    code, details = refusal(LockstepClient(harness.address))  # Opens, says nothing.
+    assert code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert 'no hello within 0.5 s of opening the stream' in details
+    client = welcomed_client(harness)
+    code, details = refusal(client)  # Hello, then silence.
+    assert code == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert 'no step within 0.5 s of the last actions' in details
+    assert harness.table.num_envs == 0
+
+
+def test_streams_beyond_the_limit_are_refused():
+  with ServerHarness(limits=StreamLimits(max_envs_per_actor=8, max_actor_streams=2)) as harness:
+    first, second = welcomed_client(harness, actor_id=1), welcomed_client(harness, actor_id=2)
+    code, details = refusal(LockstepClient(harness.address), hello(actor_id=3))
+    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert 'already serves 2 actor streams, its limit (--max_actor_streams)' in details
+    first.close()
+    deadline = time.monotonic() + 10
+    while harness.service.open_streams > 1 and time.monotonic() < deadline:
+      time.sleep(0.01)
+    third = welcomed_client(harness, actor_id=3)  # A freed place is taken again.
+    assert_still_served(third)
+    second.close()
+    third.close()
+
+
+def test_a_stalled_stream_does_not_hold_back_the_others():
+  # Batches wait up to max_wait for every env that may still step: 60 s here,
+  # so waiting for the stalled stream would time the steps below out.
+  with ServerHarness(max_wait_ms=60_000) as harness:
+    welcomed_client(harness, actor_id=1)  # Says hello, never steps.
+    time.sleep(1.2)  # Longer than ACTIVE_WINDOW_S.
+    active = welcomed_client(harness, actor_id=2)
+    for _ in range(5):
+      assert_still_served(active)
+
+
+def test_a_bug_met_by_one_stream_ends_that_stream_only(server, good_actor):
+  def broken_inference(*args):
+    raise ZeroDivisionError('hypothetical bug')
+  client = welcomed_client(server)
+  server.agent.inference, working = broken_inference, server.agent.inference
+  code, details = refusal(client, step())
+  server.agent.inference = working
+  assert code == grpc.StatusCode.INTERNAL
+  assert 'ZeroDivisionError: hypothetical bug' in details
   assert_still_served(good_actor)

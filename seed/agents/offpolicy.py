@@ -86,8 +86,9 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
 
   A subclass's constructor calls this one with its config (an OffPolicyConfig), then
   builds its networks and optimizers from `self._seeds`; it names the scalars its
-  `_update` returns in the class attribute `log_names`. Feed-forward: the core
-  state is ().
+  `_update` returns in the class attribute `log_names`, beside `skipped_updates`
+  (its optimizer updates left out for a NaN/Inf loss or gradient, see
+  tf_agent.apply_if_finite). Feed-forward: the core state is ().
   """
 
   input_kind = 'replay'
@@ -150,7 +151,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
 
   @abc.abstractmethod
   def _update(self, transitions: Transitions) -> Dict[str, tf.Tensor]:
-    """One gradient update of every network; returns scalars named `self.log_names`."""
+    """One gradient update of every network; returns scalars named `self.log_names`
+    and `skipped_updates`."""
 
   @abc.abstractmethod
   def _optimizers(self) -> Sequence[Tuple[object, Sequence[tf.Variable], float]]:
@@ -175,7 +177,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
 
     Returns:
       logs, Python floats: the means over the updates of what `_update` logs, plus
-      `updates` (the total so far). No priorities.
+      `updates` (the total so far) and `skipped_updates` (the sum of this step's).
+      No priorities.
     """
     shapes.check_sample(sample, self.batch_transitions, self.config.n_steps + 1,
                         '[batch_transitions, n_steps + 1]', core_state_parts=0)
@@ -184,7 +187,7 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     steps = tf.nest.map_structure(lambda x: tf.convert_to_tensor(np.asarray(x)), steps)
     logs = {key: float(value) for key, value in self._train_function(steps).items()}
     logs['updates'] = float(self.updates)
-    return types.TrainResult(logs=logs)
+    return types.TrainResult(logs=logs, skipped_updates=round(logs['skipped_updates']))
 
   def _train(self, steps: types.Steps):
     """All the updates of one train step in one compiled loop."""
@@ -193,10 +196,15 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
         lambda x: tf.reshape(x, [updates_per_step, self.config.minibatch_transitions] +
                              x.shape[1:]), steps)
     totals = {name: tf.constant(0.0) for name in self.log_names}
+    skipped = tf.constant(0.0)
     for u in tf.range(updates_per_step):
       minibatch = tf.nest.map_structure(lambda x, u=u: x[u], minibatches)
       transitions = Transitions(minibatch, self._bounds, self._observation_size)
       logs = self._update(transitions)
-      self._updates.assign_add(1)
+      # Counts whole updates only: one with a skipped part did not happen as such
+      # (and the first complete one ends the uniform exploration).
+      self._updates.assign_add(tf.cast(tf.equal(logs['skipped_updates'], 0.0), tf.int64))
+      skipped += logs['skipped_updates']
       totals = {name: totals[name] + tf.cast(logs[name], tf.float32) for name in totals}
-    return {name: total / float(updates_per_step) for name, total in totals.items()}
+    means = {name: total / float(updates_per_step) for name, total in totals.items()}
+    return dict(means, skipped_updates=skipped)

@@ -1,8 +1,51 @@
 """What the TensorFlow agents share: warm-up, one concrete policy per batch size,
-optimizer slots, and the configured learning rates winning over restored ones."""
+optimizer slots, the configured learning rates winning over restored ones, and
+optimizer updates that skip themselves on a non-finite loss or gradient."""
+from typing import Optional, Sequence, Tuple
+
 import numpy as np
+import tensorflow as tf
 
 from seed import types
+
+
+def apply_if_finite(optimizer, gradients: Sequence[Optional[tf.Tensor]],
+                    variables: Sequence[tf.Variable], loss,
+                    max_grad_norm: Optional[float] = None) -> Tuple[tf.Tensor, tf.Tensor]:
+  """Clips and applies `gradients` unless the loss or a gradient is NaN or Inf.
+
+  One NaN applied would spread through every later update (through the Adam
+  moments too), so such an update is skipped whole: the variables and the
+  optimizer's state (slots, iterations) stay as they were. Call it inside a traced
+  train function, with the optimizer built (a tf.cond branch must not create
+  variables).
+
+  Args:
+    optimizer: a built Keras 3 optimizer.
+    gradients: the gradients of `loss` w.r.t. `variables`, before clipping; None
+      for a variable the loss does not reach.
+    variables: the variables `optimizer` trains.
+    loss: the loss the gradients are of (any shape).
+    max_grad_norm: clip the gradients to this global norm; None does not clip.
+
+  Returns:
+    (applied, grad_norm): a bool scalar, whether the update was applied, and the
+    global norm of the gradients before clipping (NaN or Inf when skipped).
+  """
+  gradients = list(gradients)
+  # The global norm is finite exactly when every gradient is, and none of them
+  # overflows when squared (clip_by_global_norm turns an Inf norm into NaNs).
+  grad_norm = tf.linalg.global_norm(gradients)
+  finite = tf.logical_and(tf.reduce_all(tf.math.is_finite(loss)), tf.math.is_finite(grad_norm))
+  if max_grad_norm is not None:
+    gradients, _ = tf.clip_by_global_norm(gradients, max_grad_norm, use_norm=grad_norm)
+
+  def apply():
+    optimizer.apply_gradients(zip(gradients, variables))
+    return tf.constant(True)
+
+  applied = tf.cond(finite, apply, lambda: tf.constant(False))
+  return applied, grad_norm
 
 
 class KerasAgentMixin:

@@ -29,10 +29,14 @@ class EnvSlot:
 class EnvTable:
   """All envs of all connected actor streams, keyed by (actor_id, split_index, env index).
 
-  A new run id from an actor (a restart or a reconnect) replaces that actor's
-  slots with fresh ones: recurrent state zeroed, partial unrolls dropped. A batch
-  already in flight keeps writing to the old slot objects, which are then
-  unreachable, so nothing of the old run leaks into the new one.
+  Slots live as long as their stream: a disconnection drops them (recurrent
+  state, partial unroll, episode statistics), so the table holds the live envs
+  only however many actors died. A reconnecting actor (it resets its envs and
+  uses a fresh run id) gets fresh slots. A batch already in flight keeps writing
+  to the old slot objects, which are then unreachable, so nothing of the old
+  stream leaks into the new one. What outlives a stream is each env's ordinal
+  (an int per (actor_id, split, env index) ever seen), so a replaced actor acts
+  with the same epsilon and replay env id as the one it replaces.
   """
 
   def __init__(self, initial_core_state: Callable[[int], Tuple[np.ndarray, ...]],
@@ -57,11 +61,9 @@ class EnvTable:
             grpc.StatusCode.ALREADY_EXISTS,
             f'actor_id {actor_id} (split {split_index}) is already connected (run id '
             f'{self._connected[key]}); give every actor process its own --actor_id')
-      slots = self._slots.get(key)
-      if slots is None or slots[0].run_id != run_id or len(slots) != num_envs:
-        slots = [self._new_slot(actor_id, split_index, i, run_id, evaluation)
-                 for i in range(num_envs)]
-        self._slots[key] = slots
+      slots = [self._new_slot(actor_id, split_index, i, run_id, evaluation)
+               for i in range(num_envs)]
+      self._slots[key] = slots
       self._connected[key] = run_id
       return slots
 
@@ -70,11 +72,13 @@ class EnvTable:
     with self._lock:
       if self._connected.get(key) == run_id:
         del self._connected[key]
+        del self._slots[key]
 
   @property
-  def num_connected_envs(self) -> int:
+  def num_envs(self) -> int:
+    """Envs of the open streams (each has its recurrent state and partial unroll here)."""
     with self._lock:
-      return sum(len(self._slots[a]) for a in self._connected)
+      return sum(len(slots) for slots in self._slots.values())
 
   def _new_slot(self, actor_id: int, split_index: int, index: int, run_id: str,
                 evaluation: bool) -> EnvSlot:

@@ -1,7 +1,11 @@
 """The learner's gRPC server: one bidirectional stream per actor."""
+import asyncio
+import dataclasses
+import itertools
 import logging
+import time
 import uuid
-from typing import Optional
+from typing import Dict, Optional, Tuple
 
 import grpc
 from grpc import aio
@@ -18,22 +22,66 @@ from seed.protocol import ProtocolError
 _log = logging.getLogger(__name__)
 
 
+@dataclasses.dataclass(frozen=True)
+class StreamLimits:
+  """What one learner accepts from its actors (learner flags of the same names)."""
+  max_envs_per_actor: int = 64        # at most the inference batch: one step fits a batch
+  max_actor_streams: int = 1024       # open Act streams; one more gets RESOURCE_EXHAUSTED
+  hello_timeout_s: float = 30.0       # from the stream's start to its hello
+  stream_idle_timeout_s: float = 600.0  # from our actions to the actor's next step
+
+  def check(self, inference_batch_size: int) -> None:
+    """Raises ValueError naming the flag whose value cannot work."""
+    if not 1 <= self.max_envs_per_actor <= inference_batch_size:
+      raise ValueError(f'--max_envs_per_actor={self.max_envs_per_actor}; expected 1 to '
+                       f'--inference_batch_size={inference_batch_size} (one actor\'s step '
+                       'must fit one inference batch)')
+    if self.max_actor_streams < 1:
+      raise ValueError(f'--max_actor_streams={self.max_actor_streams}; expected at least 1')
+    for name in ('hello_timeout_s', 'stream_idle_timeout_s'):
+      if not getattr(self, name) > 0:
+        raise ValueError(f'--{name}={getattr(self, name)}; expected a positive number of '
+                         'seconds')
+
+
+# A stream whose last step is older than this is not waited for by the batcher:
+# an actor that stalled (or a client that says hello and then nothing) must not
+# add --max_wait_ms to every batch of the others.
+ACTIVE_WINDOW_S = 1.0
+
+
 class InferenceService:
   """Serves Learner.Act: hello, then one Step -> one Actions, until the actor leaves.
 
   Anything wrong with one actor's messages ends that actor's stream with a
-  status naming the bad value; the other streams are not touched.
+  status naming the bad value; the other streams are not touched. A stream
+  that sends no hello within `hello_timeout_s`, or no step within
+  `stream_idle_timeout_s` of our last actions, is ended, so half-open and
+  stalled clients do not hold slots forever.
   """
 
   def __init__(self, env_name: str, env_spec: EnvSpec, env_table: EnvTable, batcher: Batcher,
-               max_envs_per_actor: int, auth_token: Optional[str] = None):
+               limits: StreamLimits, auth_token: Optional[str] = None):
     self._env_name = env_name
     self._spec = env_spec
     self._table = env_table
     self._batcher = batcher
-    self._max_envs_per_actor = max_envs_per_actor
+    self._limits = limits
     self._auth_token = auth_token
     self.learner_id = uuid.uuid4().hex
+    # Both touched from the event loop only (handlers and the batcher's checks).
+    self._open_streams = 0
+    self._stream_ids = itertools.count()
+    self._last_step_s: Dict[int, Tuple[int, float]] = {}  # stream -> (num envs, monotonic s)
+
+  @property
+  def open_streams(self) -> int:
+    return self._open_streams
+
+  def active_envs(self) -> int:
+    """Envs of streams that stepped within ACTIVE_WINDOW_S (what a batch may wait for)."""
+    since = time.monotonic() - ACTIVE_WINDOW_S
+    return sum(n for n, last in self._last_step_s.values() if last >= since)
 
   def rpc_handler(self) -> grpc.GenericRpcHandler:
     # Requests arrive as raw bytes so that undecodable ones get our own clear
@@ -45,9 +93,25 @@ class InferenceService:
 
   async def act(self, request_iterator, context: aio.ServicerContext) -> None:
     del request_iterator  # We read with context.read(): lockstep request/response.
+    if self._open_streams >= self._limits.max_actor_streams:
+      _log.warning('refused peer %s: %d streams are open', context.peer(), self._open_streams)
+      await context.abort(
+          grpc.StatusCode.RESOURCE_EXHAUSTED,
+          f'this learner already serves {self._open_streams} actor streams, its limit '
+          '(--max_actor_streams); start the learner with a higher limit or fewer actors')
+    self._open_streams += 1
+    stream = next(self._stream_ids)
+    try:
+      await self._serve_stream(stream, context)
+    finally:
+      self._open_streams -= 1
+      self._last_step_s.pop(stream, None)
+
+  async def _serve_stream(self, stream: int, context: aio.ServicerContext) -> None:
     hello = None
     try:
-      first = await context.read()
+      first = await self._read(context, self._limits.hello_timeout_s,
+                               'no hello within {} s of opening the stream')
       if first is aio.EOF:
         return
       # After the first read, not before: an abort racing the actor's first write
@@ -60,15 +124,16 @@ class InferenceService:
             f'first message is a {message.WhichOneof("kind") or "empty message"}; '
             'expected a hello (protocol version, actor id, run id, env name, specs)')
       hello = message.hello
-      protocol.check_hello(hello, self._spec, self._env_name, self._max_envs_per_actor)
+      protocol.check_hello(hello, self._spec, self._env_name, self._limits.max_envs_per_actor)
       slots = self._table.connect(hello.actor_id, hello.run_id, hello.num_envs,
                                   hello.split_index, hello.evaluation)
       _log.info('actor %d split %d connected (run %s, %d envs, peer %s)', hello.actor_id,
                 hello.split_index, hello.run_id[:8], hello.num_envs, context.peer())
       try:
+        self._last_step_s[stream] = (hello.num_envs, time.monotonic())
         await context.write(pb.LearnerMessage(welcome=pb.Welcome(
             protocol_version=protocol.PROTOCOL_VERSION, learner_id=self.learner_id)))
-        await self._serve_steps(context, slots, hello.num_envs)
+        await self._serve_steps(stream, context, slots, hello.num_envs)
       finally:
         self._table.disconnect(hello.actor_id, hello.run_id, hello.split_index)
         _log.info('actor %d split %d disconnected (run %s)', hello.actor_id,
@@ -77,12 +142,23 @@ class InferenceService:
       who = f'actor {hello.actor_id}' if hello is not None else f'peer {context.peer()}'
       _log.warning('refused %s: %s', who, e)
       await context.abort(e.code, str(e))
+    except (asyncio.CancelledError, aio.AbortError):
+      raise  # The server stopping, or an abort already under way.
+    except Exception as e:  # pylint: disable=broad-except
+      # A bug of ours met by one stream's input: that stream ends with what it
+      # was, the learner and the other streams go on.
+      _log.exception('internal error serving %s', context.peer())
+      await context.abort(grpc.StatusCode.INTERNAL,
+                          f'the learner failed on this stream\'s input: {type(e).__name__}: '
+                          f'{protocol.shorten(str(e))}')
 
-  async def _serve_steps(self, context, slots, num_envs: int) -> None:
+  async def _serve_steps(self, stream: int, context, slots, num_envs: int) -> None:
     while True:
-      data = await context.read()
+      data = await self._read(context, self._limits.stream_idle_timeout_s,
+                              'no step within {} s of the last actions')
       if data is aio.EOF:
         return
+      self._last_step_s[stream] = (num_envs, time.monotonic())
       message = protocol.parse_actor_message(data)
       if message.WhichOneof('kind') != 'step':
         raise ProtocolError(grpc.StatusCode.FAILED_PRECONDITION,
@@ -98,6 +174,15 @@ class InferenceService:
       protocol.check_actions(actions, self._spec, num_envs)
       await context.write(pb.LearnerMessage(actions=pb.Actions(
           actions=protocol.encode_tensor(actions))))
+
+  @staticmethod
+  async def _read(context, timeout_s: float, problem: str):
+    """The next request's bytes (or aio.EOF); DEADLINE_EXCEEDED after `timeout_s`."""
+    try:
+      return await asyncio.wait_for(context.read(), timeout_s)
+    except asyncio.TimeoutError:
+      raise ProtocolError(grpc.StatusCode.DEADLINE_EXCEEDED,
+                          problem.format(f'{timeout_s:g}') + ': ending the stream') from None
 
   def _check_token(self, context) -> None:
     if self._auth_token is None:

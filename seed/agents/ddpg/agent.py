@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from seed.agents import mlp
 from seed.agents import offpolicy
+from seed.agents import tf_agent
 from seed.agents.ddpg import config as config_lib
 from seed.losses import sac as sac_lib
 
@@ -92,16 +93,27 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     with tf.GradientTape() as tape:
       q = self.critic(x, action)
       critic_loss = offpolicy.masked_mean(tf.square(q - targets), valid)
-    self.critic_optimizer.apply_gradients(
-        zip(tape.gradient(critic_loss, critic_variables), critic_variables))
+    critic_applied, _ = tf_agent.apply_if_finite(
+        self.critic_optimizer, tape.gradient(critic_loss, critic_variables), critic_variables,
+        critic_loss)
 
     actor_variables = self.actor.trainable_variables
     with tf.GradientTape() as tape:
       actor_loss = -tf.reduce_mean(self.critic(x, self.actor(x)))
-    self.actor_optimizer.apply_gradients(
-        zip(tape.gradient(actor_loss, actor_variables), actor_variables))
+    actor_applied, _ = tf_agent.apply_if_finite(
+        self.actor_optimizer, tape.gradient(actor_loss, actor_variables), actor_variables,
+        actor_loss)
 
-    sac_lib.polyak_update(self._online_variables(), self._target_variables(),
-                          self.config.tau)
+    # Each target stays with its network when that one's update was skipped, as if
+    # it never came.
+    for applied, online, target in (
+        (critic_applied, critic_variables, self.target_critic.trainable_variables),
+        (actor_applied, actor_variables, self.target_actor.trainable_variables)):
+      tf.cond(applied,
+              lambda online=online, target=target: sac_lib.polyak_update(
+                  online, target, self.config.tau),
+              lambda: None)
+    applied = tf.stack([critic_applied, actor_applied])
     return dict(critic_loss=critic_loss, actor_loss=actor_loss, mean_q=tf.reduce_mean(q),
-                valid_fraction=tf.reduce_mean(valid))
+                valid_fraction=tf.reduce_mean(valid),
+                skipped_updates=tf.reduce_sum(1.0 - tf.cast(applied, tf.float32)))

@@ -131,7 +131,9 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
       logs, Python floats averaged over the minibatches: policy_loss, value_loss,
       entropy, approx_kl, clip_fraction, grad_norm (before clipping); plus mean_value,
       mean_advantage (before normalisation), log_std, learning_rate, and
-      observation_count with normalisation. No priorities.
+      observation_count with normalisation; skipped_updates, how many of the updates
+      a NaN or Inf loss or gradient left out (see tf_agent.apply_if_finite; the
+      observations of such a batch do not update the normalisation). No priorities.
     """
     shapes.check_sample(sample, self.batch_unrolls, self.unroll_length + 1,
                         '[batch_unrolls, unroll_length + 1]', self.trained_outputs,
@@ -142,11 +144,15 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
                                              for name in self.trained_outputs})
     trained = tf.nest.map_structure(lambda x: tf.convert_to_tensor(np.asarray(x)), trained)
     logs = {key: float(value) for key, value in self._train_function(trained).items()}
+    skipped = int(logs['skipped_updates'])
     if self._normalizer is not None:
-      observations = np.asarray(steps.observation)[:, :-1]
-      self._normalizer.update(observations.reshape(-1, self._observation_size))
+      # A batch that made an update non-finite may hold NaNs, which would stay in
+      # the statistics for good: its observations are left out.
+      if not skipped:
+        observations = np.asarray(steps.observation)[:, :-1]
+        self._normalizer.update(observations.reshape(-1, self._observation_size))
       logs.update(self._normalizer.logs())
-    return types.TrainResult(logs=logs)
+    return types.TrainResult(logs=logs, skipped_updates=skipped)
 
   def _advantages(self, steps: types.Steps):
     """GAE over the batch, N = B * T rows batch-major.
@@ -196,6 +202,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     totals = {name: tf.constant(0.0) for name in
               ('policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_fraction',
                'grad_norm')}
+    skipped = tf.constant(0.0)  # Summed, not averaged: the trainer counts updates.
     for _ in tf.range(config.epochs):
       order = tf.argsort(self._shuffle.uniform([config.batch_transitions]))
       for m in tf.range(config.num_minibatches):
@@ -217,8 +224,9 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
           entropy = tf.reduce_mean(distributions.diag_gaussian_entropy(mean, log_std))
           loss = policy_loss + config.value_cost * value_loss - config.entropy_cost * entropy
         gradients = tape.gradient(loss, variables)
-        gradients, grad_norm = tf.clip_by_global_norm(gradients, config.max_grad_norm)
-        self._optimizer.apply_gradients(zip(gradients, variables))
+        applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+                                                      loss, config.max_grad_norm)
+        skipped += 1.0 - tf.cast(applied, tf.float32)
         diagnostics = ppo_lib.ppo_diagnostics(log_prob, old_log_prob_mb, config.clip)
         step_logs = dict(policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
                          approx_kl=diagnostics.approx_kl,
@@ -226,6 +234,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
         totals = {name: totals[name] + step_logs[name] for name in totals}
     num_updates = float(config.epochs * config.num_minibatches)
     logs = {name: total / num_updates for name, total in totals.items()}
+    logs['skipped_updates'] = skipped
     logs.update(mean_value=tf.reduce_mean(values), mean_advantage=tf.reduce_mean(advantages),
                 log_std=tf.reduce_mean(self._network.log_std),
                 learning_rate=tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32))

@@ -142,10 +142,12 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     Returns:
       TrainResult with logs (Python floats) loss, mean_q, mean_target, mean_abs_td,
       max_abs_td, valid_fraction, grad_norm (before clipping), learning_rate and
-      target_updated (1.0 on the steps that copied the target network), and
-      priorities: float64 [B], the sequences' new replay priorities
-      eta max_t |delta_t| + (1 - eta) mean_t |delta_t| over the valid steps of the
-      trained part, from the TD errors before this update.
+      target_updated (1.0 on the steps that copied the target network) and
+      skipped_updates (1.0 when a NaN or Inf loss or gradient left the update out,
+      see tf_agent.apply_if_finite), and priorities: float64 [B], the sequences'
+      new replay priorities eta max_t |delta_t| + (1 - eta) mean_t |delta_t| over
+      the valid steps of the trained part, from the TD errors before this update;
+      None when the update was skipped.
     """
     shapes.check_sample(sample, self.batch_unrolls, self.unroll_length + 1,
                         '[batch_sequences, burn_in_steps + trained_steps + 1]',
@@ -157,10 +159,15 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
                        for x in sample.data.core_state)
     weights = tf.convert_to_tensor(np.asarray(sample.weights, np.float32))
     logs, abs_td_errors, valid_mask = self._train_function(steps, core_state, weights)
+    logs = {key: float(value) for key, value in logs.items()}
+    skipped = int(logs['skipped_updates'])
+    if skipped:
+      # Priorities of a step with skips are not used (types.TrainResult), and its
+      # TD errors are likely not finite.
+      return types.TrainResult(logs=logs, skipped_updates=skipped)
     priorities = prioritized.sequence_priority(
         abs_td_errors.numpy(), eta=self.config.priority_eta, mask=valid_mask.numpy(), axis=0)
-    return types.TrainResult(logs={key: float(value) for key, value in logs.items()},
-                             priorities=priorities)
+    return types.TrainResult(logs=logs, priorities=priorities)
 
   def sequence_loss(self, steps: types.Steps, core_state,
                     importance_weights) -> loss_lib.LossOutputs:
@@ -201,18 +208,17 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     with tf.GradientTape() as tape:
       outputs = self.sequence_loss(steps, core_state, importance_weights)
     gradients = tape.gradient(outputs.loss, variables)
-    max_grad_norm = self.config.max_grad_norm
-    if max_grad_norm is None:
-      grad_norm = tf.linalg.global_norm(gradients)
-    else:
-      gradients, grad_norm = tf.clip_by_global_norm(gradients, max_grad_norm)
     # The rate this step uses (read before apply: a schedule advances with it).
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    self._optimizer.apply_gradients(zip(gradients, variables))
+    applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+                                                  outputs.loss, self.config.max_grad_norm)
     # Counted by the optimizer's iterations, so the period survives a checkpoint restore.
+    # A skipped update does not advance them: it would copy again after a copying one.
     iterations = tf.convert_to_tensor(self._optimizer.iterations)
-    due = tf.equal(iterations % self.config.target_update_period, 0)
+    due = tf.logical_and(applied,
+                         tf.equal(iterations % self.config.target_update_period, 0))
     updated = tf.cond(due, self._copy_to_target, lambda: tf.constant(False))
     logs = dict(outputs.logs, loss=outputs.loss, grad_norm=grad_norm,
-                learning_rate=learning_rate, target_updated=tf.cast(updated, tf.float32))
+                learning_rate=learning_rate, target_updated=tf.cast(updated, tf.float32),
+                skipped_updates=1.0 - tf.cast(applied, tf.float32))
     return logs, outputs.abs_td_errors, outputs.valid_mask

@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from seed.agents import mlp
 from seed.agents import offpolicy
+from seed.agents import tf_agent
 from seed.agents.sac import config as config_lib
 from seed.losses import distributions
 from seed.losses import sac as sac_lib
@@ -127,26 +128,35 @@ class SACAgent(offpolicy.OffPolicyAgent):
       q2 = self.critic2(x, action)
       critic_loss = (offpolicy.masked_mean(tf.square(q1 - targets), valid) +
                      offpolicy.masked_mean(tf.square(q2 - targets), valid))
-    self.critic_optimizer.apply_gradients(
-        zip(tape.gradient(critic_loss, critic_variables), critic_variables))
+    critic_applied, _ = tf_agent.apply_if_finite(
+        self.critic_optimizer, tape.gradient(critic_loss, critic_variables), critic_variables,
+        critic_loss)
 
     actor_variables = self.actor.trainable_variables
     with tf.GradientTape() as tape:
       sample = distributions.sample_tanh_gaussian(*self.actor(x), generator=self._train_noise)
       actor_loss = sac_lib.sac_policy_loss(sample.log_prob, self.critic1(x, sample.action),
                                            self.critic2(x, sample.action), alpha)
-    self.actor_optimizer.apply_gradients(
-        zip(tape.gradient(actor_loss, actor_variables), actor_variables))
+    actor_applied, _ = tf_agent.apply_if_finite(
+        self.actor_optimizer, tape.gradient(actor_loss, actor_variables), actor_variables,
+        actor_loss)
 
     temperature_variables = self.temperature.trainable_variables
     with tf.GradientTape() as tape:
       temperature_loss = sac_lib.temperature_loss(self.temperature.log_alpha, sample.log_prob,
                                                   self._target_entropy)
-    self.temperature_optimizer.apply_gradients(
-        zip(tape.gradient(temperature_loss, temperature_variables), temperature_variables))
+    temperature_applied, _ = tf_agent.apply_if_finite(
+        self.temperature_optimizer, tape.gradient(temperature_loss, temperature_variables),
+        temperature_variables, temperature_loss)
 
-    sac_lib.polyak_update(critic_variables, self._target_variables(), self.config.tau)
+    # The targets stay with critics whose update was skipped, as if it never came.
+    tf.cond(critic_applied,
+            lambda: sac_lib.polyak_update(critic_variables, self._target_variables(),
+                                          self.config.tau),
+            lambda: None)
+    applied = tf.stack([critic_applied, actor_applied, temperature_applied])
     return dict(critic_loss=critic_loss, actor_loss=actor_loss,
                 temperature_loss=temperature_loss, alpha=alpha,
                 entropy=-tf.reduce_mean(sample.log_prob), mean_q=tf.reduce_mean(q1),
-                valid_fraction=tf.reduce_mean(valid))
+                valid_fraction=tf.reduce_mean(valid),
+                skipped_updates=tf.reduce_sum(1.0 - tf.cast(applied, tf.float32)))

@@ -96,7 +96,9 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     Returns:
       TrainResult whose logs are Python floats total_loss, policy_loss,
       baseline_loss, entropy_loss, entropy, mean_rho, mean_value, grad_norm
-      (before clipping) and learning_rate; no priorities.
+      (before clipping), learning_rate and skipped_updates (1.0 when a NaN or Inf
+      loss or gradient left the update out, see tf_agent.apply_if_finite); no
+      priorities.
     """
     shapes.check_sample(sample, self.batch_unrolls, self.unroll_length + 1,
                         '[batch_unrolls, unroll_length + 1]', self.trained_outputs,
@@ -106,7 +108,8 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     steps = steps._replace(policy_outputs={'logits': steps.policy_outputs['logits']})
     logs = self._train_function(tf.nest.map_structure(tf.convert_to_tensor, steps),
                                 tuple(tf.convert_to_tensor(x) for x in sample.data.core_state))
-    return types.TrainResult(logs={key: float(value) for key, value in logs.items()})
+    logs = {key: float(value) for key, value in logs.items()}
+    return types.TrainResult(logs=logs, skipped_updates=int(logs['skipped_updates']))
 
   def _train(self, steps, core_state):
     """The traced part of train_step: batch-major Steps in, scalar logs out."""
@@ -136,12 +139,10 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
           clip_rho_threshold=config.clip_rho_threshold,
           clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.lambda_)
     gradients = tape.gradient(total_loss, variables)
-    if config.max_grad_norm is None:
-      grad_norm = tf.linalg.global_norm(gradients)
-    else:
-      gradients, grad_norm = tf.clip_by_global_norm(gradients, config.max_grad_norm)
     # The rate this step uses (read before apply: a schedule advances with it).
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    self._optimizer.apply_gradients(zip(gradients, variables))
-    logs.update(total_loss=total_loss, grad_norm=grad_norm, learning_rate=learning_rate)
+    applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+                                                  total_loss, config.max_grad_norm)
+    logs.update(total_loss=total_loss, grad_norm=grad_norm, learning_rate=learning_rate,
+                skipped_updates=1.0 - tf.cast(applied, tf.float32))
     return logs

@@ -1,0 +1,109 @@
+"""The trainer thread under bad numbers and failed checkpoints (fakes, no TensorFlow)."""
+import threading
+
+import numpy as np
+import pytest
+
+from seed import types
+from seed.checkpoint import CheckpointWriteError
+from seed.counters import Counters
+from seed.trainer import NonFiniteTraining, Trainer
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class ScriptedAgent:
+  """Returns the scripted number of skipped updates, one entry per train step."""
+  batch_unrolls = 2
+
+  def __init__(self, skipped_per_step):
+    self._script = list(skipped_per_step)
+    self.steps = 0
+
+  def train_step(self, sample):
+    skipped = self._script[min(self.steps, len(self._script) - 1)]
+    self.steps += 1
+    return types.TrainResult(logs={'loss': float('nan') if skipped else 1.0},
+                             priorities=np.full(len(sample.ids), np.nan if skipped else 1.0),
+                             skipped_updates=skipped)
+
+
+class RecordingInput:
+  def __init__(self, stop_after_samples, stop_event):
+    self.updates = []
+    self._left = stop_after_samples
+    self._stop_event = stop_event
+
+  def sample(self, batch):
+    self._left -= 1
+    if self._left < 0:
+      self._stop_event.set()
+      return None
+    return types.Sample(ids=np.arange(batch), data=None, weights=np.ones(batch))
+
+  def update_priorities(self, ids, priorities):
+    self.updates.append(np.asarray(priorities))
+
+  def stats(self):
+    return {}
+
+
+class FailingCheckpointer:
+  """Fails the saves whose number (1-based) is in `failing`."""
+  latest = '/run/ckpt/ckpt-1'
+
+  def __init__(self, failing=()):
+    self.failing, self.attempts, self.written = set(failing), 0, 0
+
+  def save(self):
+    self.attempts += 1
+    if self.attempts in self.failing:
+      raise CheckpointWriteError('could not write checkpoint 2 (No space left on device); '
+                                 'the previous checkpoint /run/ckpt/ckpt-1 is intact')
+    self.written += 1
+
+
+def run_trainer(agent, samples, checkpointer=None, interval_s=1e9, max_nonfinite_steps=5):
+  stop = threading.Event()
+  agent_input = RecordingInput(samples, stop)
+  counters, logs = Counters(), []
+  trainer = Trainer(agent, agent_input, counters, logs.append,
+                    checkpointer or FailingCheckpointer(), interval_s, stop,
+                    max_nonfinite_steps=max_nonfinite_steps)
+  trainer.start()
+  trainer.join(timeout=30)
+  assert not trainer.is_alive()
+  return trainer, agent_input, counters, logs
+
+
+def test_skipped_steps_are_counted_and_their_priorities_ignored():
+  agent = ScriptedAgent([0, 1, 2, 0, 0])
+  trainer, agent_input, counters, logs = run_trainer(agent, samples=5)
+  assert trainer.error is None
+  assert trainer.nonfinite_steps == 2
+  assert counters.get('learner_steps') == 3  # Only the steps that changed the model.
+  assert len(agent_input.updates) == 3
+  assert all(np.isfinite(p).all() for p in agent_input.updates)
+  assert [entry['train/nonfinite_steps'] for entry in logs] == [0, 1, 2, 2, 2]
+
+
+def test_too_many_nonfinite_steps_in_a_row_stop_training_without_a_checkpoint():
+  agent = ScriptedAgent([0, 1, 0, 1, 1, 1, 1, 1, 0])
+  checkpointer = FailingCheckpointer()
+  trainer, _, counters, _ = run_trainer(agent, samples=100, checkpointer=checkpointer)
+  assert isinstance(trainer.error, NonFiniteTraining)
+  message = str(trainer.error)
+  assert '5 train steps in a row had a NaN or Inf loss' in message
+  assert '--max_nonfinite_steps=5' in message and '/run/ckpt/ckpt-1' in message
+  assert agent.steps == 8 and counters.get('learner_steps') == 2
+  assert checkpointer.attempts == 0
+
+
+def test_a_failed_checkpoint_is_counted_and_training_goes_on():
+  checkpointer = FailingCheckpointer(failing={2, 3})
+  trainer, _, counters, logs = run_trainer(ScriptedAgent([0]), samples=6,
+                                           checkpointer=checkpointer, interval_s=0)
+  assert trainer.error is None
+  assert counters.get('learner_steps') == 6
+  assert checkpointer.attempts == 6 and checkpointer.written == 4
+  assert trainer.checkpoint_failures == 2 and logs[-1]['checkpoint/failures'] == 2

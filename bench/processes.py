@@ -16,13 +16,14 @@ def child_env() -> Dict[str, str]:
   return env
 
 
-def start_learner(logdir: str, agent: str, flags: List[str]) -> subprocess.Popen:
-  """A learner on a free localhost port, logging to <logdir>/logs/learner.log."""
+def start_learner(logdir: str, agent: str, flags: List[str],
+                  log_name: str = 'learner.log') -> subprocess.Popen:
+  """A learner on a free localhost port, logging to <logdir>/logs/<log_name>."""
   os.makedirs(os.path.join(logdir, 'logs'), exist_ok=True)
   port_file = os.path.join(logdir, 'port')
   if os.path.exists(port_file):  # A previous run's: wait_for_port must not read it.
     os.remove(port_file)
-  with open(os.path.join(logdir, 'logs', 'learner.log'), 'w') as log:
+  with open(os.path.join(logdir, 'logs', log_name), 'w') as log:
     return subprocess.Popen(
         [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
          '--server_address=localhost:0'] + flags,

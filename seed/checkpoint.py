@@ -15,6 +15,8 @@ _log = logging.getLogger(__name__)
 # ckpt-<number> followed by what TensorFlow and the replay add: .index,
 # .data-00000-of-00001, _temp/ (a save in progress), .replay.npz, .replay.npz.*.tmp
 _CHECKPOINT_FILE = re.compile(r'^ckpt-(\d+)(\..*|_temp.*)$')
+# What TensorFlow writes the index into before renaming it to `checkpoint`.
+_INDEX_TEMPORARY = re.compile(r'^checkpoint\.tmp[0-9a-f]{32}$')
 
 
 class CheckpointWriteError(Exception):
@@ -90,13 +92,15 @@ class Checkpointer:
     return tf.train.CheckpointManager(self._checkpoint, self.directory, self._max_to_keep)
 
   def _remove_unlisted(self) -> None:
-    """Deletes files of checkpoints that the index does not name."""
+    """Deletes files of checkpoints that the index does not name, and index temporaries
+    (this Checkpointer is the directory's only writer)."""
     listed = {int(path.rsplit('-', 1)[1]) for path in self._manager.checkpoints}
-    for path in glob.glob(os.path.join(self.directory, 'ckpt-*')):
-      match = _CHECKPOINT_FILE.match(os.path.basename(path))
-      if match is None or int(match.group(1)) in listed:
+    for path in glob.glob(os.path.join(self.directory, '*')):
+      name = os.path.basename(path)
+      match = _CHECKPOINT_FILE.match(name)
+      if not (match and int(match.group(1)) not in listed or _INDEX_TEMPORARY.match(name)):
         continue
-      _log.info('removing %s (of a checkpoint that was never completed)', path)
+      _log.info('removing %s (left by a save that did not complete)', path)
       if os.path.isdir(path):
         shutil.rmtree(path, ignore_errors=True)
       else:

@@ -104,10 +104,8 @@ def test_split_actor_serves_each_group_on_its_own_stream():
                         num_envs=3)
     output, _ = actor.communicate(timeout=90)
     assert actor.returncode == 0, output
-    # Groups of 1 and 2 envs, each a stream of its own with its own run id.
-    groups = {key: len(slots) for key, slots in harness.table._slots.items()}
-    assert groups == {(0, 0): 1, (0, 1): 2}
-    assert harness.table._slots[(0, 0)][0].run_id != harness.table._slots[(0, 1)][0].run_id
+    # Groups of 1 and 2 envs, each a stream of its own: (actor id, split, env index).
+    assert sorted(harness.table._ordinals) == [(0, 0, 0), (0, 1, 0), (0, 1, 1)]
     assert harness.counters.get('env_steps') >= 3 * 100 - 3 * 2
 
 
@@ -117,7 +115,6 @@ def test_an_evaluation_actor_is_never_trained_on():
                         env='Catch')
     output, _ = actor.communicate(timeout=90)
     assert actor.returncode == 0, output
-    assert all(slot.acting.evaluation for slot in harness.table._slots[(0, 0)])
     # 60 steps of 2 Catch envs: 12 episodes end, all reported as evaluation ones,
     # and not one step reached the agent input.
     assert len(harness.eval_episodes) >= 10 and harness.episodes == []
@@ -144,7 +141,7 @@ def test_the_learner_refuses_to_send_actions_outside_the_bounds():
                      agent=BoxAgent((1,), 5.0)) as harness:
     actor = start_actor(harness.address.split(':')[1], env='gym:Pendulum-v1')
     # INTERNAL is the learner's own fault: the actor keeps retrying; stop it.
-    wait_for(lambda: harness.table._connected == {} and harness.table._slots, 60)
+    wait_for(lambda: harness.table._connected == {} and harness.table._ordinals, 60)
     time.sleep(1.0)
     actor.send_signal(signal.SIGTERM)
     output, _ = actor.communicate(timeout=60)

@@ -2,6 +2,7 @@
 import asyncio
 import collections
 import logging
+import random
 import time
 import uuid
 from typing import Callable, List, Optional, Sequence
@@ -25,6 +26,12 @@ _log = logging.getLogger(__name__)
 REFUSALS = frozenset({grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.FAILED_PRECONDITION,
                       grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.RESOURCE_EXHAUSTED,
                       grpc.StatusCode.UNIMPLEMENTED})
+
+
+# Retries of an unreachable learner back off to this. A restarted learner is then
+# found within MAX_BACKOFF_S of listening again; each attempt at a learner that is
+# down costs one refused TCP connection.
+MAX_BACKOFF_S = 4.0
 
 
 class LearnerRefused(Exception):
@@ -55,7 +62,7 @@ class Actor:
                max_steps: int = 0,
                credentials: Optional[grpc.ChannelCredentials] = None,
                auth_token: Optional[str] = None, initial_backoff_s: float = 0.5,
-               max_backoff_s: float = 10.0, max_message_bytes: int = 64 << 20):
+               max_backoff_s: float = MAX_BACKOFF_S, max_message_bytes: int = 64 << 20):
     envs = list(envs)
     if not 1 <= num_splits <= len(envs):
       raise ValueError(f'num_splits={num_splits} must be between 1 and the number of envs '
@@ -121,10 +128,12 @@ class Actor:
           if problem:
             self._stop.set()
             raise ConnectionMisconfigured(problem) from None
+        # Jittered, so that the actors of a restarted learner do not all knock at once.
+        wait_s = backoff_s * random.uniform(0.5, 1.0)
         _log.warning('stream to the learner at %s ended (%s: %s); retrying in %.1f s',
-                     self._address, code.name, details, backoff_s)
+                     self._address, code.name, details, wait_s)
         try:
-          await asyncio.wait_for(self._stop.wait(), backoff_s)
+          await asyncio.wait_for(self._stop.wait(), wait_s)
         except asyncio.TimeoutError:
           pass
         backoff_s = min(backoff_s * 2, self._max_backoff_s)

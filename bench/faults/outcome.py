@@ -6,6 +6,10 @@ import time
 from typing import Dict, List, Sequence
 
 
+class Unavailable(Exception):
+  """This machine cannot run the scenario (e.g. no root to mount a tmpfs); says why."""
+
+
 @dataclasses.dataclass
 class Outcome:
   """One scenario's result: passed when no failure was recorded.

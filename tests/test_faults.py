@@ -1,0 +1,21 @@
+"""The fault scenarios of bench/faults at their CI counts (the full counts run by hand and
+land in docs/reliability.md). Each scenario stops every process it started, also on failure."""
+import importlib
+
+import pytest
+
+from bench.faults import outcome as outcome_lib
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.mark.parametrize('name', ['actor_deaths', 'learner_restart', 'checkpoint_kills',
+                                  'full_disk'])
+def test_scenario_at_its_ci_count(name, tmp_path):
+  scenario = importlib.import_module(f'bench.faults.{name}')
+  try:
+    outcome = scenario.run(scenario.CI_COUNT, str(tmp_path))
+  except outcome_lib.Unavailable as e:
+    pytest.skip(str(e))
+  print(outcome_lib.table([outcome]))
+  assert outcome.passed, '\n'.join(outcome.failures)

@@ -2,7 +2,10 @@
 
 Certificates come from scripts/make_certs.sh, the script the docs show.
 """
+import logging
 import pathlib
+import socket
+import ssl
 import subprocess
 import sys
 
@@ -212,3 +215,41 @@ def test_the_actor_refuses_bad_settings_before_it_starts(certs, flags, variables
   assert result.returncode == 2, result.stdout + result.stderr
   assert message in result.stderr, result.stderr
   assert 'Traceback' not in result.stderr, result.stderr
+
+
+def _handshake(port: int, maximum: ssl.TLSVersion):
+  """The TLS version a client offering at most `maximum` gets, or the handshake's error."""
+  context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+  context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+  context.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
+  context.maximum_version = maximum
+  context.set_ciphers('ALL:@SECLEVEL=0')  # Our side would allow the old versions.
+  context.set_alpn_protocols(['h2'])
+  try:
+    with socket.create_connection(('127.0.0.1', port), timeout=5) as raw:
+      with context.wrap_socket(raw) as tls:
+        return tls.version()
+  except (ssl.SSLError, OSError) as e:
+    return e
+
+
+def test_the_learner_speaks_tls_1_2_and_newer_only(certs):
+  with tls_harness(certs['good'], auth_token=TOKEN) as harness:
+    port = int(harness.address.split(':')[1])
+    assert _handshake(port, ssl.TLSVersion.TLSv1_3) == 'TLSv1.3'
+    assert _handshake(port, ssl.TLSVersion.TLSv1_2) == 'TLSv1.2'
+    for old in (ssl.TLSVersion.TLSv1_1, ssl.TLSVersion.TLSv1):
+      assert isinstance(_handshake(port, old), (ssl.SSLError, OSError)), old
+
+
+def test_the_token_is_never_logged(certs, caplog):
+  caplog.set_level(logging.DEBUG)
+  with tls_harness(certs['good'], auth_token=TOKEN) as harness:
+    port = harness.address.split(':')[1]
+    for token in ('good', 'wrong'):
+      actor = start_actor(port, f'--server_address=localhost:{port}', '--max_steps=5',
+                          f"--tls_ca_file={certs['good'] / 'ca.crt'}",
+                          f"--auth_token_file={certs['root'] / f'{token}.token'}")
+      _, output = finish(actor)
+      assert TOKEN not in output and 'not-the-token' not in output
+  assert TOKEN not in caplog.text and 'not-the-token' not in caplog.text

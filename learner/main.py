@@ -49,6 +49,8 @@ flags.DEFINE_float('hello_timeout_s', 30.0, 'End a stream that sends no hello th
                    'after opening.')
 flags.DEFINE_float('stream_idle_timeout_s', 600.0, 'End an actor stream that sends no step '
                    'this long after its last actions (a hung actor frees its envs\' state).')
+flags.DEFINE_float('max_abs_input', 1e9, 'Refuse a step whose rewards or float observations '
+                   'exceed this magnitude (they would overflow the loss).')
 flags.DEFINE_integer('max_nonfinite_steps', 100, 'Stop (without a checkpoint, so the last '
                      'one keeps good parameters) after this many train steps in a row whose '
                      'loss or gradients were NaN/Inf; each such step changes nothing.')

@@ -41,6 +41,7 @@ class LearnerFlags:
   max_actor_streams: int
   hello_timeout_s: float
   stream_idle_timeout_s: float
+  max_abs_input: float
   max_nonfinite_steps: int
   seed: int
   tf_intra_op_threads: int
@@ -70,7 +71,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
     limits = StreamLimits(
         max_envs_per_actor=flags.max_envs_per_actor or flags.inference_batch_size,
         max_actor_streams=flags.max_actor_streams, hello_timeout_s=flags.hello_timeout_s,
-        stream_idle_timeout_s=flags.stream_idle_timeout_s)
+        stream_idle_timeout_s=flags.stream_idle_timeout_s, max_abs_input=flags.max_abs_input)
     limits.check(flags.inference_batch_size)
     if flags.max_nonfinite_steps < 1:
       raise ValueError(f'--max_nonfinite_steps={flags.max_nonfinite_steps}; expected at least 1')

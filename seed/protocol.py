@@ -27,7 +27,12 @@ class ProtocolError(Exception):
 
 # Deeper arrays cannot be made by NumPy (its limit is 64); no env needs more than a few.
 MAX_TENSOR_DIMS = 32
+# Rewards and float observations beyond this magnitude are refused: a reward of
+# 1e38 is finite, yet its square overflows the loss, and every update is skipped.
+DEFAULT_MAX_ABS_INPUT = 1e9
 
+
+_MAX_TENSOR_BYTES = 1 << 40
 
 _WIRE_DTYPES = {name: np.dtype(name) for name in (
     'bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64',
@@ -62,6 +67,10 @@ def decode_tensor(tensor: pb.Tensor, what: str) -> np.ndarray:
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'{what}: negative dimension in shape {list(shape)}')
   # Python integers: a huge declared shape must not wrap around to a small size.
+  # Zero dimensions aside too: NumPy cannot even make an empty [0, 2**63 - 1].
+  if math.prod(max(d, 1) for d in shape) * dtype.itemsize > _MAX_TENSOR_BYTES:
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'{what}: shape {list(shape)} is far larger than any message')
   expected_bytes = math.prod(shape) * dtype.itemsize
   if len(tensor.data) != expected_bytes:
     raise ProtocolError(
@@ -156,8 +165,13 @@ def _comparable(spec: EnvSpec):
           () if spec.is_discrete else spec.action_shape, bounds)
 
 
-def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int):
-  """Checks one Step message; returns (observations, rewards, terminated, truncated)."""
+def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int,
+                max_abs_input: float = DEFAULT_MAX_ABS_INPUT):
+  """Checks one Step message; returns (observations, rewards, terminated, truncated).
+
+  Float observations and rewards must be finite and at most `max_abs_input` in
+  magnitude: values that overflow the network or the loss would stop training.
+  """
   observations = decode_tensor(step.observations, 'step.observations')
   expected_shape = (num_envs,) + spec.observation_shape
   if observations.shape != expected_shape or observations.dtype.name != spec.observation_dtype:
@@ -170,6 +184,11 @@ def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int):
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'step.observations of env {bad} hold NaN or Inf; observations must '
                         'be finite (they would poison the shared model)')
+  if observations.dtype.kind == 'f' and np.any(np.abs(observations) > max_abs_input):
+    bad = int(np.argwhere(np.abs(observations) > max_abs_input)[0][0])
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'step.observations of env {bad} exceed {max_abs_input:g} in '
+                        'magnitude (--max_abs_input); scale or clip them in the env')
   rewards = np.asarray(step.rewards, np.float32)
   terminated = np.asarray(step.terminated, bool)
   truncated = np.asarray(step.truncated, bool)
@@ -181,6 +200,10 @@ def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int):
   if not np.all(np.isfinite(rewards)):
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'step.rewards holds non-finite values: {rewards.tolist()}')
+  if np.any(np.abs(rewards) > max_abs_input):
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'step.rewards {shorten(str(rewards.tolist()))} exceed {max_abs_input:g} '
+                        'in magnitude (--max_abs_input); scale or clip them in the env')
   return observations, rewards, terminated, truncated
 
 

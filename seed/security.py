@@ -148,7 +148,11 @@ def server_options(max_message_bytes: int) -> List[Tuple[str, int]]:
           ('grpc.keepalive_time_ms', KEEPALIVE_TIME_MS),
           ('grpc.keepalive_timeout_ms', KEEPALIVE_TIMEOUT_MS),
           # Accept the actors' pings (every KEEPALIVE_TIME_MS) without calling them abuse.
-          ('grpc.http2.min_ping_interval_without_data_ms', KEEPALIVE_TIME_MS // 4)]
+          ('grpc.http2.min_ping_interval_without_data_ms', KEEPALIVE_TIME_MS // 4),
+          # Connections that never finish their handshake, or carry no call for
+          # this long, are closed (an actor always has its stream open).
+          ('grpc.server_handshake_timeout_ms', 30_000),
+          ('grpc.max_connection_idle_ms', 300_000)]
 
 
 def diagnose_connect_failure(address: str, details: str, tls: bool) -> Optional[str]:

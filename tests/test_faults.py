@@ -10,7 +10,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize('name', ['actor_deaths', 'learner_restart', 'checkpoint_kills',
-                                  'full_disk'])
+                                  'hostile_input', 'full_disk'])
 def test_scenario_at_its_ci_count(name, tmp_path):
   scenario = importlib.import_module(f'bench.faults.{name}')
   try:
@@ -18,4 +18,5 @@ def test_scenario_at_its_ci_count(name, tmp_path):
   except outcome_lib.Unavailable as e:
     pytest.skip(str(e))
   print(outcome_lib.table([outcome]))
-  assert outcome.passed, '\n'.join(outcome.failures)
+  assert outcome.passed, '\n'.join(outcome.failures + [
+      f'{figure}: {value}' for figure, value in outcome.figures.items()])

@@ -198,7 +198,7 @@ def test_a_declared_shape_too_big_for_int64_is_refused(server, good_actor):
   message.step.observations.data = b''
   code, details = refusal(client, message)
   assert code == grpc.StatusCode.INVALID_ARGUMENT
-  assert '0 bytes cannot be a float32 array of shape [4294967296, 4294967296]' in details
+  assert 'shape [4294967296, 4294967296] is far larger than any message' in details
   assert_still_served(good_actor)
 
 
@@ -236,7 +236,7 @@ def test_streams_beyond_the_limit_are_refused():
   with ServerHarness(limits=StreamLimits(max_envs_per_actor=8, max_actor_streams=2)) as harness:
     first, second = welcomed_client(harness, actor_id=1), welcomed_client(harness, actor_id=2)
     code, details = refusal(LockstepClient(harness.address), hello(actor_id=3))
-    assert code == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert code == grpc.StatusCode.UNAVAILABLE
     assert 'already serves 2 actor streams, its limit (--max_actor_streams)' in details
     first.close()
     deadline = time.monotonic() + 10
@@ -268,4 +268,29 @@ def test_a_bug_met_by_one_stream_ends_that_stream_only(server, good_actor):
   server.agent.inference = working
   assert code == grpc.StatusCode.INTERNAL
   assert 'ZeroDivisionError: hypothetical bug' in details
+  assert_still_served(good_actor)
+
+
+def test_huge_finite_rewards_and_observations_are_refused(server, good_actor):
+  # Finite, yet their squares overflow the loss: every update would be skipped.
+  code, details = refusal(welcomed_client(server), step(rewards=[1.0, 3e38]))
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert 'exceed 1e+09 in magnitude (--max_abs_input)' in details
+  message = step()
+  observations = np.zeros((2, 10, 5), np.float32)
+  observations[1, 0, 0] = -3e38
+  message.step.observations.data = observations.tobytes()
+  code, details = refusal(welcomed_client(server), message)
+  assert 'step.observations of env 1 exceed 1e+09 in magnitude' in details
+  assert_still_served(good_actor)
+
+
+@pytest.mark.parametrize('shape', [[0, 2**63 - 1], [2**32, 2**32, 0, 7]])
+def test_an_empty_array_with_a_huge_declared_shape_is_refused(server, good_actor, shape):
+  message = step()
+  message.step.observations.shape[:] = shape
+  message.step.observations.data = b''
+  code, details = refusal(welcomed_client(server), message)
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert f'shape {shape} is far larger than any message' in details
   assert_still_served(good_actor)

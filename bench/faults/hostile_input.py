@@ -6,10 +6,13 @@ bench.faults.hostile_messages (random bytes, wrong dtypes and shapes, huge
 declared sizes, NaN/Inf, wrong counts, out-of-order hellos, half-open and slow
 streams, oversized messages, bare-HTTP/2 framing attacks, ...) are played at a
 bounded rate while a few hundred idle TCP and HTTP/2 connections are held open;
-then a flood of streams past --max_actor_streams. It passes when every case
-got the status it should (a code that fits, details naming the problem), the
-learner never exited, the actor kept running at no less than 80% of its
-baseline, and the learner's memory, threads and descriptors stayed bounded.
+then a flood of streams past --max_actor_streams; last, one actor sends
+finite float32-max rewards for POISON_S seconds. It passes when every case got
+the status it should (a code that fits, details naming the problem), the
+learner never exited, the actor kept at least 80% of its frames/s (the mean of
+quiet windows before and after the attack; frames the fuzzer's own welcomed
+steps caused are subtracted), and the learner's memory, threads and
+descriptors stayed bounded.
 
   python -m bench.faults hostile_input --ci
 
@@ -22,6 +25,7 @@ import csv
 import dataclasses
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -30,6 +34,7 @@ import time
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from grpc import aio
+import numpy as np
 
 from bench import processes
 from bench.faults import hostile_messages as hm
@@ -60,6 +65,7 @@ CONCURRENT_CASES = 24  # Well under MAX_ACTOR_STREAMS: a case must meet the chec
 CHANNELS = 4           # gRPC connections the cases are spread over.
 IDLE_TCP = 150         # Held open while the cases run: connected, never a byte.
 IDLE_HTTP2 = 150       # Preface and SETTINGS, then nothing (pings answered).
+POISON_S = 10.0        # One actor poisoning every train batch for this long, at the end.
 FLOOD_EXTRA = 16       # Streams past the limit in each flood.
 CASES_PER_FLOOD = 2500  # One flood per this many cases (at least one).
 
@@ -130,12 +136,12 @@ class ProcessSampler:
         stat = f.read().rsplit(')', 1)[1].split()
       with open('/proc/stat') as f:
         machine = [int(v) for v in f.readline().split()[1:]]
-    except (OSError, ValueError, IndexError):
-      return None  # The process is gone; the scenario notices that itself.
-    idle = machine[3] + machine[4]  # idle + iowait
-    return Sample(time.monotonic(), int(fields['VmRSS'].split()[0]) / 1024,
-                  int(fields['Threads']), fds, (int(stat[11]) + int(stat[12])) / self._ticks,
-                  (sum(machine) - idle) / self._ticks, sum(machine) / self._ticks)
+      idle = machine[3] + machine[4]  # idle + iowait
+      return Sample(time.monotonic(), int(fields['VmRSS'].split()[0]) / 1024,
+                    int(fields['Threads']), fds, (int(stat[11]) + int(stat[12])) / self._ticks,
+                    (sum(machine) - idle) / self._ticks, sum(machine) / self._ticks)
+    except (OSError, ValueError, IndexError, KeyError):
+      return None  # The process is gone (a zombie has no VmRSS); the scenario notices.
 
   def _run(self):
     while not self._stop.is_set():
@@ -145,7 +151,7 @@ class ProcessSampler:
       self._stop.wait(self._interval_s)
 
   def between(self, start: float, end: float) -> List[Sample]:
-    return [s for s in self.samples if start <= s[0] <= end]
+    return [s for s in self.samples if start <= s.t <= end]
 
 
 class Progress:
@@ -412,6 +418,45 @@ async def _attack(port: int, cases: List[hm.Case], generator: hm.Generator,
   return report
 
 
+async def _sustained_poison(port: int, generator: hm.Generator, seconds: float) -> Played:
+  """One welcomed actor stepping as fast as it is served, every reward float32's max.
+
+  Each reward is finite, so the step checks pass; their discounted sums are not,
+  so every train batch holding one of its unrolls has a non-finite loss. The
+  learner must refuse such rewards, or skip those updates and keep going: it
+  must not stop.
+  """
+  channel = aio.insecure_channel(f'127.0.0.1:{port}', options=hm.channel_options())
+  k = generator.limits.max_envs_per_actor
+  big = float(np.finfo(np.float32).max)
+  case = hm.Case('poison_sustained', 'float32 max rewards', f'{seconds:g} s of {k} rewards '
+                 f'{big:g} a step', (), hm.Expect(frozenset({hm.Code.OK, hm.Code.INVALID_ARGUMENT}),
+                                                  (('reward',),)), envs=k)
+  step = generator.step_bytes(k, rewards=[big] * k)
+  start, replies = time.monotonic(), 0
+  call = channel.stream_stream(hm.protocol.ACT_METHOD, request_serializer=None,
+                               response_deserializer=None)()
+  try:
+    await call.write(generator.hello_bytes(k))
+    while time.monotonic() - start < seconds:
+      if await call.read() is aio.EOF:
+        break
+      replies += 1
+      await call.write(step)
+    await call.done_writing()
+    while await call.read() is not aio.EOF:
+      replies += 1
+  except Exception:  # pylint: disable=broad-except
+    pass  # The learner ended the stream (or stopped): its status says which.
+  try:
+    code, details = await asyncio.wait_for(call.code(), 10), await call.details()
+  except asyncio.TimeoutError:
+    code, details = None, ''
+  await channel.close()
+  result = hm.Result(code, details or '', replies, time.monotonic() - start)
+  return Played(case, result, hm.judge(case, result))
+
+
 # --- Reporting --------------------------------------------------------------------------
 
 def _categories(played: List[Played]) -> List[Dict]:
@@ -471,6 +516,33 @@ def _write_report(workdir: str, played: List[Played], rows: List[Dict]) -> None:
           failure=p.failure)) + '\n')
 
 
+def _last_error(path: str) -> str:
+  """The learner log's last error line (E...) that is not about one stream, if any."""
+  try:
+    with open(path, errors='replace') as f:
+      # Not the streams cut off by the learner's own stop.
+      errors = [line.strip() for line in f
+                if line.startswith('E') and 'internal error serving' not in line]
+  except OSError:
+    return ''
+  return errors[-1][:400] if errors else ''
+
+
+def _most_in_a_row(path: str) -> int:
+  """The longest run of skipped (non-finite) train steps the learner logged."""
+  most = 0
+  try:
+    with open(path, errors='replace') as f:
+      for line in f:
+        match = re.search(r'\((\d+) in a row', line) or re.search(r'(\d+) train steps in a row',
+                                                                 line)
+        if match:
+          most = max(most, int(match.group(1)))
+  except OSError:
+    pass
+  return most
+
+
 def _tail(path: str, lines: int = 15) -> str:
   try:
     with open(path, errors='replace') as f:
@@ -480,6 +552,7 @@ def _tail(path: str, lines: int = 15) -> str:
 
 
 def run(count: int, workdir: str) -> Outcome:
+  """Plays `count` generated cases (plus the floods, idle connections and the poison)."""
   outcome = Outcome('hostile_input', count)
   os.makedirs(workdir, exist_ok=True)
   learner_log = os.path.join(workdir, 'logs', 'learner.log')
@@ -565,7 +638,24 @@ def run(count: int, workdir: str) -> Outcome:
       outcome.figures['learner_log_bytes_per_case'] = f'{log_growth / max(count, 1):.0f}'
       if log_growth > LOG_BYTES_PER_CASE * count:
         outcome.fail(f'the learner log grew by {log_growth / 2**20:.1f} MB for {count} cases')
-      _check_alive(learner, actor)
+
+      # Last, as it may end the learner: one actor poisoning every train batch.
+      poison = asyncio.run(_sustained_poison(port, generator, POISON_S))
+      time.sleep(2.0)
+      poisoned = learner.poll() is not None
+      if poisoned:
+        outcome.fail(f'the learner exited with {learner.returncode} after {POISON_S:g} s of one '
+                     f'actor sending {MAX_ENVS_PER_ACTOR} finite float32-max rewards a step '
+                     f'({poison.result.replies} steps served): '
+                     f'{_last_error(learner_log) or _tail(learner_log, 3)}')
+      elif poison.failure:
+        outcome.fail(f'poison_sustained: {poison.failure}')
+      outcome.figures['poison_sustained'] = (
+          f'{poison.result.replies} steps in {poison.result.seconds:.1f} s, '
+          f'{poison.result.code.name if poison.result.code else "no status"}, '
+          f'at most {_most_in_a_row(learner_log)} train steps in a row skipped')
+      if not poisoned:  # Said above.
+        _check_alive(learner, actor)
     except Exception as e:  # pylint: disable=broad-except
       outcome.fail(f'{type(e).__name__}: {e}\nlearner log:\n{_tail(learner_log)}\n'
                    f'actor log:\n{_tail(actor_log)}')

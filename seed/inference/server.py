@@ -28,7 +28,9 @@ class StreamLimits:
   max_envs_per_actor: int = 64        # at most the inference batch: one step fits a batch
   max_actor_streams: int = 1024       # open Act streams; one more gets RESOURCE_EXHAUSTED
   hello_timeout_s: float = 30.0       # from the stream's start to its hello
-  stream_idle_timeout_s: float = 600.0  # from our actions to the actor's next step
+  stream_idle_timeout_s: float = 600.0  # from our actions to the actor's next step, and
+                                        # for the actor to take our actions
+  max_abs_input: float = protocol.DEFAULT_MAX_ABS_INPUT  # rewards, float observations
 
   def check(self, inference_batch_size: int) -> None:
     """Raises ValueError naming the flag whose value cannot work."""
@@ -38,16 +40,18 @@ class StreamLimits:
                        'must fit one inference batch)')
     if self.max_actor_streams < 1:
       raise ValueError(f'--max_actor_streams={self.max_actor_streams}; expected at least 1')
-    for name in ('hello_timeout_s', 'stream_idle_timeout_s'):
+    for name in ('hello_timeout_s', 'stream_idle_timeout_s', 'max_abs_input'):
       if not getattr(self, name) > 0:
-        raise ValueError(f'--{name}={getattr(self, name)}; expected a positive number of '
-                         'seconds')
+        raise ValueError(f'--{name}={getattr(self, name)}; expected a positive number')
 
 
 # A stream whose last step is older than this is not waited for by the batcher:
 # an actor that stalled (or a client that says hello and then nothing) must not
-# add --max_wait_ms to every batch of the others.
-ACTIVE_WINDOW_S = 1.0
+# add --max_wait_ms to every batch of the others. An actor slower than this per
+# step joins the next batch instead of being waited for.
+ACTIVE_WINDOW_S = 0.1
+# What gRPC raises on a stream whose peer left or whose server is stopping.
+_PEER_GONE = frozenset({'ExecuteBatchError', '_ServerStoppedError', 'UsageError'})
 
 
 class InferenceService:
@@ -95,8 +99,9 @@ class InferenceService:
     del request_iterator  # We read with context.read(): lockstep request/response.
     if self._open_streams >= self._limits.max_actor_streams:
       _log.warning('refused peer %s: %d streams are open', context.peer(), self._open_streams)
+      # UNAVAILABLE: an actor retries (with backoff) until a place is free.
       await context.abort(
-          grpc.StatusCode.RESOURCE_EXHAUSTED,
+          grpc.StatusCode.UNAVAILABLE,
           f'this learner already serves {self._open_streams} actor streams, its limit '
           '(--max_actor_streams); start the learner with a higher limit or fewer actors')
     self._open_streams += 1
@@ -131,7 +136,7 @@ class InferenceService:
                 hello.split_index, hello.run_id[:8], hello.num_envs, context.peer())
       try:
         self._last_step_s[stream] = (hello.num_envs, time.monotonic())
-        await context.write(pb.LearnerMessage(welcome=pb.Welcome(
+        await self._write(context, pb.LearnerMessage(welcome=pb.Welcome(
             protocol_version=protocol.PROTOCOL_VERSION, learner_id=self.learner_id)))
         await self._serve_steps(stream, context, slots, hello.num_envs)
       finally:
@@ -145,6 +150,9 @@ class InferenceService:
     except (asyncio.CancelledError, aio.AbortError):
       raise  # The server stopping, or an abort already under way.
     except Exception as e:  # pylint: disable=broad-except
+      if context.done() or type(e).__name__ in _PEER_GONE:
+        _log.info('stream of %s ended (%s)', context.peer(), type(e).__name__)
+        return
       # A bug of ours met by one stream's input: that stream ends with what it
       # was, the learner and the other streams go on.
       _log.exception('internal error serving %s', context.peer())
@@ -165,15 +173,25 @@ class InferenceService:
                             f'got a {message.WhichOneof("kind") or "empty message"} '
                             'after the hello; expected a step')
       observations, rewards, terminated, truncated = protocol.decode_step(
-          message.step, self._spec, num_envs)
+          message.step, self._spec, num_envs, self._limits.max_abs_input)
       # A cancellation (the server stopping) propagates as it is: swallowing it
       # and awaiting an abort could keep server.stop() waiting for this handler.
       actions = await self._batcher.submit(
           StepRequest(slots, observations, rewards, terminated, truncated))
       # The learner checks what it sends: a policy bug must not reach the envs.
       protocol.check_actions(actions, self._spec, num_envs)
-      await context.write(pb.LearnerMessage(actions=pb.Actions(
+      await self._write(context, pb.LearnerMessage(actions=pb.Actions(
           actions=protocol.encode_tensor(actions))))
+
+  async def _write(self, context, message: pb.LearnerMessage) -> None:
+    """Sends `message`; a peer that does not take it within the idle timeout is ended."""
+    timeout_s = self._limits.stream_idle_timeout_s
+    try:
+      await asyncio.wait_for(context.write(message), timeout_s)
+    except asyncio.TimeoutError:
+      raise ProtocolError(grpc.StatusCode.DEADLINE_EXCEEDED,
+                          f'our reply was not taken within {timeout_s:g} s: ending the '
+                          'stream') from None
 
   @staticmethod
   async def _read(context, timeout_s: float, problem: str):

@@ -9,12 +9,13 @@ from bench.faults import outcome as outcome_lib
 pytestmark = pytest.mark.timeout(300)
 
 
-@pytest.mark.parametrize('name', ['actor_deaths', 'learner_restart', 'checkpoint_kills',
-                                  'hostile_input', 'full_disk'])
+@pytest.mark.parametrize('name', ['actor_deaths', 'learner_restart', 'preemption',
+                                  'checkpoint_kills', 'hostile_input', 'full_disk'])
 def test_scenario_at_its_ci_count(name, tmp_path):
   scenario = importlib.import_module(f'bench.faults.{name}')
   try:
-    outcome = scenario.run(scenario.CI_COUNT, str(tmp_path))
+    outcome = scenario.run(scenario.CI_COUNT, str(tmp_path),
+                           **getattr(scenario, 'CI_OPTIONS', {}))
   except outcome_lib.Unavailable as e:
     pytest.skip(str(e))
   print(outcome_lib.table([outcome]))

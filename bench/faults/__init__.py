@@ -4,6 +4,6 @@
   python -m bench.faults --ci                 # the short counts CI runs
   python -m bench.faults checkpoint_kills --count 200
 
-Each scenario module has `run(count, workdir) -> Outcome` and its `CI_COUNT` and
-`FULL_COUNT`; the table printed at the end is the one in docs/reliability.md.
+Each scenario module has `run(count, workdir) -> Outcome`, its `CI_COUNT` and
+`FULL_COUNT`, and maybe `CI_OPTIONS` (keyword arguments of run() in CI); the table printed at the end is the one in docs/reliability.md.
 """

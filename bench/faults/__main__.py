@@ -7,8 +7,8 @@ import tempfile
 from bench.faults import outcome as outcome_lib
 
 # Scenario name -> module under bench.faults, in the order of docs/reliability.md.
-SCENARIOS = ('actor_deaths', 'learner_restart', 'checkpoint_kills', 'hostile_input',
-             'full_disk', 'soak')
+SCENARIOS = ('actor_deaths', 'learner_restart', 'preemption', 'checkpoint_kills',
+             'hostile_input', 'full_disk', 'soak')
 
 
 def main(argv=None) -> int:
@@ -30,8 +30,9 @@ def main(argv=None) -> int:
       count = args.count or (module.CI_COUNT if args.ci else module.FULL_COUNT)
       workdir = f'{args.workdir or scratch}/{name}'
       print(f'== {name}: count {count}, in {workdir}', flush=True)
+      options = getattr(module, 'CI_OPTIONS', {}) if args.ci else {}
       try:
-        outcome = module.run(count, workdir)
+        outcome = module.run(count, workdir, **options)
       except outcome_lib.Unavailable as e:
         print(f'skipped: {e}', flush=True)
         continue

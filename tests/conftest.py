@@ -2,7 +2,14 @@
 import pytest
 
 from tests import podman as podman_harness
-from tests.processes import NetnsUnavailable, netns_pair
+from tests.processes import NetnsUnavailable, kill_tracked, netns_pair
+
+
+@pytest.fixture(autouse=True)
+def _no_process_outlives_its_test():
+  """Processes started through tests.processes.track are killed if a test leaves them."""
+  yield
+  kill_tracked()
 
 
 @pytest.fixture

@@ -13,6 +13,23 @@ from typing import Iterator, List, Optional
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+_tracked: List[subprocess.Popen] = []
+
+
+def track(process: subprocess.Popen) -> subprocess.Popen:
+  """Kills `process` at the end of the current test if it still runs (conftest.py)."""
+  _tracked.append(process)
+  return process
+
+
+def kill_tracked() -> None:
+  while _tracked:
+    process = _tracked.pop()
+    if process.poll() is None:
+      process.kill()
+      process.wait()
+
+
 def _env():
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
   env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.processes import REPO, _env
+from tests.processes import REPO, _env, track
 import numpy as np
 
 from seed.envs import env_spec, make_env
@@ -30,11 +30,12 @@ sys.exit(code)
 
 
 def start_actor(port, *flags, actor_id=0, num_envs=2, env='Catch'):
-  return subprocess.Popen(
+  """The actor entry point as a process, killed after the test if it still runs."""
+  return track(subprocess.Popen(
       [sys.executable, '-c', _ACTOR_THEN_CHECK_TF, f'--server_address=127.0.0.1:{port}',
        f'--actor_id={actor_id}', f'--num_envs={num_envs}',
        f"--gin_bindings=EnvConfig.name='{env}'", *flags],
-      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), cwd=REPO)
+      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), cwd=REPO))
 
 
 def wait_for(condition, timeout_s=60.0):

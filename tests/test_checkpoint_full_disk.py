@@ -2,7 +2,6 @@
 intact and restorable, no partial files left, and the next save works once there is room."""
 import contextlib
 import os
-import subprocess
 import tempfile
 
 import keras
@@ -10,6 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bench.faults import full_disk
+from bench.faults.outcome import Unavailable
 from seed.checkpoint import Checkpointer, CheckpointWriteError
 from seed.counters import Counters
 from seed.replay.replay_input import ReplayInput
@@ -21,30 +22,12 @@ pytestmark = pytest.mark.timeout(120)
 @contextlib.contextmanager
 def small_tmpfs(size_mb: int):
   """A tmpfs of `size_mb` (a disk that fills up), unmounted also when the test fails."""
-  directory = tempfile.mkdtemp(prefix='seed-tmpfs-')
-  mounted = subprocess.run(['mount', '-t', 'tmpfs', '-o', f'size={size_mb}m', 'tmpfs',
-                            directory], capture_output=True, text=True)
-  if mounted.returncode != 0:
-    os.rmdir(directory)
-    pytest.skip(f'cannot mount a tmpfs here (needs root): {mounted.stderr.strip()}')
-  try:
-    yield directory
-  finally:
-    subprocess.run(['umount', directory], check=False)
-    os.rmdir(directory)
-
-
-def fill_disk(directory: str) -> str:
-  """Writes a file until the disk is full; returns its path."""
-  path = os.path.join(directory, 'filler')
-  with open(path, 'wb') as f:
+  with tempfile.TemporaryDirectory(prefix='seed-tmpfs-') as directory:
     try:
-      while True:
-        f.write(b'\0' * (1 << 16))
-        f.flush()
-    except OSError:
-      pass
-  return path
+      with full_disk.tmpfs(directory, size_mb):
+        yield directory
+    except Unavailable as e:
+      pytest.skip(str(e))
 
 
 def make_state(seed: int):
@@ -74,7 +57,7 @@ def test_a_full_disk_fails_the_save_and_keeps_the_previous_checkpoint(with_repla
     checkpointer = Checkpointer(directory, items, counters, replay=replay)
     first = checkpointer.save()
     first_files = sorted(os.listdir(directory))
-    filler = fill_disk(disk)
+    filler = full_disk.fill_disk(disk)
     counters.add(learner_steps=5)
     with pytest.raises(CheckpointWriteError) as info:
       checkpointer.save()

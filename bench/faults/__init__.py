@@ -1,9 +1,10 @@
 """Fault, load and hostile-input scenarios against real learner and actor processes.
 
-  python -m bench.faults                      # every scenario at its full count
+  python -m bench.faults                      # every scenario but the soak, full counts
   python -m bench.faults --ci                 # the short counts CI runs
   python -m bench.faults checkpoint_kills --count 200
 
 Each scenario module has `run(count, workdir) -> Outcome`, its `CI_COUNT` and
-`FULL_COUNT`, and maybe `CI_OPTIONS` (keyword arguments of run() in CI); the table printed at the end is the one in docs/reliability.md.
+`FULL_COUNT`, and maybe `CI_OPTIONS` (keyword arguments of run() in CI); the table
+printed at the end is the one in docs/reliability.md.
 """

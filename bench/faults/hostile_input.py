@@ -21,7 +21,6 @@ is printed and written to <workdir>/categories.md, every case to cases.jsonl.
 """
 import asyncio
 import collections
-import csv
 import dataclasses
 import json
 import os
@@ -29,9 +28,8 @@ import re
 import resource
 import subprocess
 import sys
-import threading
 import time
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from grpc import aio
 import numpy as np
@@ -39,6 +37,7 @@ import numpy as np
 from bench import processes
 from bench.faults import hostile_messages as hm
 from bench.faults.outcome import Outcome, Stopwatch
+from bench.faults.watch import ProcessSample as Sample, ProcessSampler, cpu_between, progress_rows
 from seed.envs.spec import EnvSpec
 
 CI_COUNT = 1000
@@ -90,83 +89,18 @@ class Played:
   failure: Optional[str]
 
 
-class Sample(NamedTuple):
-  t: float             # time.monotonic()
-  rss_mb: float
-  threads: int
-  fds: int
-  cpu_s: float         # the process's user + system CPU so far
-  machine_busy_s: float  # all cores' non-idle time so far (other processes' load shows here)
-  machine_s: float       # all cores' time so far
-
-
-def cpu_between(first: Sample, last: Sample) -> Tuple[float, float]:
-  """(the process's CPU in % of one core, the machine's busy %) between two samples."""
-  wall = max(last.t - first.t, 1e-9)
-  machine = max(last.machine_s - first.machine_s, 1e-9)
-  return (100 * (last.cpu_s - first.cpu_s) / wall,
-          100 * (last.machine_busy_s - first.machine_busy_s) / machine)
-
-
-class ProcessSampler:
-  """Samples a process's RSS, threads, descriptors and CPU every `interval_s` (a thread)."""
-
-  def __init__(self, pid: int, interval_s: float = 0.5):
-    self._pid, self._interval_s = pid, interval_s
-    self.samples: List[Sample] = []
-    self._ticks = os.sysconf('SC_CLK_TCK')
-    self._stop = threading.Event()
-    self._thread = threading.Thread(target=self._run, name='sampler', daemon=True)
-
-  def start(self):
-    self._thread.start()
-    return self
-
-  def stop(self):
-    self._stop.set()
-    self._thread.join()
-
-  def sample(self) -> Optional[Sample]:
-    try:
-      with open(f'/proc/{self._pid}/status') as f:
-        fields = dict(line.split(':', 1) for line in f if ':' in line)
-      fds = len(os.listdir(f'/proc/{self._pid}/fd'))
-      with open(f'/proc/{self._pid}/stat') as f:
-        # Fields 14 and 15 (utime, stime), counted after the ')' that ends the name.
-        stat = f.read().rsplit(')', 1)[1].split()
-      with open('/proc/stat') as f:
-        machine = [int(v) for v in f.readline().split()[1:]]
-      idle = machine[3] + machine[4]  # idle + iowait
-      return Sample(time.monotonic(), int(fields['VmRSS'].split()[0]) / 1024,
-                    int(fields['Threads']), fds, (int(stat[11]) + int(stat[12])) / self._ticks,
-                    (sum(machine) - idle) / self._ticks, sum(machine) / self._ticks)
-    except (OSError, ValueError, IndexError, KeyError):
-      return None  # The process is gone (a zombie has no VmRSS); the scenario notices.
-
-  def _run(self):
-    while not self._stop.is_set():
-      sample = self.sample()
-      if sample:
-        self.samples.append(sample)
-      self._stop.wait(self._interval_s)
-
-  def between(self, start: float, end: float) -> List[Sample]:
-    return [s for s in self.samples if start <= s.t <= end]
-
-
 class Progress:
   """The learner's progress.csv: one row per --progress_interval_s."""
 
   def __init__(self, logdir: str):
-    self._path = os.path.join(logdir, 'progress.csv')
+    self._logdir = logdir
 
   def rows(self, column: str = 'env_frames') -> List[Tuple[float, int]]:
     """(learner wall time s, `column`) of every row so far."""
     try:
-      with open(self._path, newline='') as f:
-        return [(float(r['wall_time_s']), int(float(r[column])))
-                for r in csv.DictReader(f) if r.get(column)]
-    except (OSError, ValueError, KeyError):
+      return [(float(r['wall_time_s']), int(float(r[column])))
+              for r in progress_rows(self._logdir) if r.get(column)]
+    except (ValueError, KeyError):
       return []
 
   @staticmethod

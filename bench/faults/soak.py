@@ -82,8 +82,12 @@ def _write_svg(path: str, rows, warmup_s: float, width: int = 640, height: int =
   pad = 40
   t_max = max(r['elapsed_s'] for r in rows) or 1.0
   top = max(r['rss_mb'] for r in rows) * 1.1
-  x = lambda t: pad + (width - 2 * pad) * t / t_max  # pylint: disable=unnecessary-lambda-assignment
-  y = lambda mb: height - pad - (height - 2 * pad) * mb / top  # pylint: disable=unnecessary-lambda-assignment
+
+  def x(t):
+    return pad + (width - 2 * pad) * t / t_max
+
+  def y(mb):
+    return height - pad - (height - 2 * pad) * mb / top
   points = ' '.join(f'{x(r["elapsed_s"]):.1f},{y(r["rss_mb"]):.1f}' for r in rows)
   ticks = ''.join(
       f'<text x="{pad - 4}" y="{y(mb):.0f}" text-anchor="end" font-size="10">{mb:.0f}</text>'

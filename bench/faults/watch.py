@@ -4,7 +4,7 @@ import csv
 import os
 import threading
 import time
-from typing import Callable, List, NamedTuple, Optional, Sequence
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import psutil
 
@@ -15,6 +15,8 @@ class ProcessSample(NamedTuple):
   threads: int
   fds: int
   cpu_s: float      # the process's user + system CPU so far
+  machine_busy_s: float  # all cores' non-idle time so far (other processes' load shows here)
+  machine_s: float       # all cores' time so far
 
 
 def sample_process(pid: int) -> Optional[ProcessSample]:
@@ -23,10 +25,21 @@ def sample_process(pid: int) -> Optional[ProcessSample]:
     process = psutil.Process(pid)
     with process.oneshot():
       cpu = process.cpu_times()
+      machine = psutil.cpu_times()
+      total = sum(machine)
       return ProcessSample(time.monotonic(), process.memory_info().rss / 2**20,
-                           process.num_threads(), process.num_fds(), cpu.user + cpu.system)
+                           process.num_threads(), process.num_fds(), cpu.user + cpu.system,
+                           total - machine.idle - getattr(machine, 'iowait', 0.0), total)
   except psutil.Error:
     return None
+
+
+def cpu_between(first: ProcessSample, last: ProcessSample) -> Tuple[float, float]:
+  """(the process's CPU in % of one core, the machine's busy %) between two samples."""
+  wall = max(last.t - first.t, 1e-9)
+  machine = max(last.machine_s - first.machine_s, 1e-9)
+  return (100 * (last.cpu_s - first.cpu_s) / wall,
+          100 * (last.machine_busy_s - first.machine_busy_s) / machine)
 
 
 class ProcessSampler:
@@ -38,13 +51,23 @@ class ProcessSampler:
     self._stop = threading.Event()
     self._thread = threading.Thread(target=self._run, name='sampler', daemon=True)
 
-  def __enter__(self):
+  def start(self) -> 'ProcessSampler':
     self._thread.start()
     return self
 
-  def __exit__(self, *exc):
+  def stop(self) -> None:
     self._stop.set()
     self._thread.join()
+
+  def sample(self) -> Optional[ProcessSample]:
+    """One sample now (not kept); None once the process is gone."""
+    return sample_process(self._pid)
+
+  def __enter__(self):
+    return self.start()
+
+  def __exit__(self, *exc):
+    self.stop()
 
   def _run(self) -> None:
     while not self._stop.is_set():

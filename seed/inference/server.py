@@ -26,7 +26,7 @@ _log = logging.getLogger(__name__)
 class StreamLimits:
   """What one learner accepts from its actors (learner flags of the same names)."""
   max_envs_per_actor: int = 64        # at most the inference batch: one step fits a batch
-  max_actor_streams: int = 1024       # open Act streams; one more gets RESOURCE_EXHAUSTED
+  max_actor_streams: int = 1024       # open Act streams; one more gets UNAVAILABLE
   hello_timeout_s: float = 30.0       # from the stream's start to its hello
   stream_idle_timeout_s: float = 600.0  # from our actions to the actor's next step, and
                                         # for the actor to take our actions

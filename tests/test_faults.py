@@ -10,7 +10,8 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize('name', ['actor_deaths', 'learner_restart', 'preemption',
-                                  'checkpoint_kills', 'hostile_input', 'full_disk'])
+                                  'checkpoint_kills', 'hostile_input', 'bad_numbers',
+                                  'full_disk'])
 def test_scenario_at_its_ci_count(name, tmp_path):
   scenario = importlib.import_module(f'bench.faults.{name}')
   try:

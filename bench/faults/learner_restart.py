@@ -15,7 +15,8 @@ import statistics
 import time
 
 from bench.faults.outcome import Outcome, Stopwatch
-from bench.faults.toy_run import ToyRun, free_port, log_lines
+from bench.faults.toy_run import (ToyRun, checkpoints_written, free_port, log_lines,
+                                    resumed_from)
 
 CI_COUNT = 2
 FULL_COUNT = 10
@@ -44,13 +45,13 @@ def run(count: int, workdir: str, seed: int = 0) -> Outcome:
         run_.learner.wait()
         killed_at = time.monotonic()
         # The kill may land after a save completed and before its log line.
-        newest = _written(run_.learner_log_path)[-1]
+        newest = checkpoints_written(run_.learner_log_path)[-1]
         complete = {newest, _next_checkpoint(newest)}
         run_.start_learner(port)
         listen_s.append(time.monotonic() - killed_at)
         times = _reconnect_times(run_.learner_log_path, LIVE_ACTORS, RECONNECT_TIMEOUT_S)
         reconnect_s += times
-        resumed, replay = _resumed_from(run_.learner_log_path)
+        resumed, replay = resumed_from(run_.learner_log_path)
         replay_sizes.append(replay)
         if resumed not in complete:
           outcome.fail(f'restart {restart + 1}: resumed from {resumed}; the newest complete '
@@ -69,12 +70,6 @@ def run(count: int, workdir: str, seed: int = 0) -> Outcome:
   return outcome
 
 
-def _written(log_path: str):
-  """The checkpoints a learner's log says it wrote, oldest first."""
-  return [message.split(': ', 1)[1] for _, message in log_lines(log_path)
-          if message.startswith('checkpoint written: ')]
-
-
 def _next_checkpoint(path: str) -> str:
   prefix, number = path.rsplit('-', 1)
   return f'{prefix}-{int(number) + 1}'
@@ -84,7 +79,7 @@ def _train_until_checkpointed(run_: ToyRun, train_s: float) -> None:
   """Trains ~train_s and until a checkpoint was written."""
   deadline = time.monotonic() + train_s
   while True:
-    if _written(run_.learner_log_path) and time.monotonic() >= deadline:
+    if checkpoints_written(run_.learner_log_path) and time.monotonic() >= deadline:
       return
     if run_.learner.poll() is not None:
       raise RuntimeError(f'the learner exited with {run_.learner.returncode}')
@@ -110,14 +105,3 @@ def _reconnect_times(log_path: str, actors: int, timeout_s: float):
       raise TimeoutError(f'{len(connected)} of {actors} actors reconnected within '
                          f'{timeout_s:.0f} s')
     time.sleep(0.2)
-
-
-def _resumed_from(log_path: str):
-  """(checkpoint path the learner resumed from, replay sequences restored) from its log."""
-  resumed, replay = None, 0
-  for _, message in log_lines(log_path):
-    if message.startswith('resumed from '):
-      resumed = message[len('resumed from '):].split(': ', 1)[0]
-    if message.startswith('replay restored: '):
-      replay = int(message.split()[2])
-  return resumed, replay

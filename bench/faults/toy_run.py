@@ -35,6 +35,23 @@ def log_lines(path: str) -> Iterator[Tuple[float, str]]:
                clock.microsecond / 1e6), match.group(2)
 
 
+def checkpoints_written(log_path: str):
+  """The checkpoints a learner's log says it wrote, oldest first."""
+  return [message.split(': ', 1)[1] for _, message in log_lines(log_path)
+          if message.startswith('checkpoint written: ')]
+
+
+def resumed_from(log_path: str):
+  """(checkpoint path the learner resumed from, replay sequences restored) from its log."""
+  resumed, replay = None, 0
+  for _, message in log_lines(log_path):
+    if message.startswith('resumed from '):
+      resumed = message[len('resumed from '):].split(': ', 1)[0]
+    if message.startswith('replay restored: '):
+      replay = int(message.split()[2])
+  return resumed, replay
+
+
 class ToyRun:
   """`with ToyRun(logdir) as run:` a learner on a free port; actors by id; all stopped at the end.
 

@@ -23,9 +23,14 @@ import numpy as np
 import psutil
 import tensorflow as tf
 
+from seed import run_files
 from seed.counters import Counters
 
 _log = logging.getLogger('seed.progress')
+
+# After a failed write, a new TensorBoard events file is tried this much later:
+# every try on a full disk leaves a small file behind.
+RETRY_S = 60.0
 
 # Train-step log keys that are not losses get their own namespace.
 _TRAIN_LOG_NAMESPACES = {'entropy': 'policy/entropy', 'mean_rho': 'policy/mean_rho',
@@ -40,19 +45,18 @@ class Metrics:
                summary_dir: Optional[str] = None):
     os.makedirs(logdir, exist_ok=True)
     self._counters = counters
-    self._writer = tf.summary.create_file_writer(summary_dir or logdir)
-    csv_path = os.path.join(logdir, 'episodes.csv')
-    new_file = not os.path.exists(csv_path)
-    self._episodes_csv = open(csv_path, 'a', buffering=1)
-    if new_file:
-      self._episodes_csv.write('env_frames,episode_return,episode_steps,wall_time_s\n')
-    progress_path = os.path.join(logdir, 'progress.csv')
-    new_file = not os.path.exists(progress_path)
-    self._progress_csv = open(progress_path, 'a', buffering=1)
-    if new_file:
-      self._progress_csv.write('wall_time_s,env_frames,learner_steps,episodes,env_frames_per_s,'
-                               'mean_inference_batch,queue_fill,actor_streams,connected_envs,'
-                               'rss_mb,threads,open_fds\n')
+    self._summary_dir = summary_dir or logdir
+    self._writer = tf.summary.create_file_writer(self._summary_dir)
+    self._summaries = run_files.Outage('the TensorBoard summaries')
+    self._writer_retry_at = 0.0  # monotonic time to open a new events file after a failure
+    self._episodes_csv = run_files.AppendOnlyCsv(
+        os.path.join(logdir, 'episodes.csv'),
+        ('env_frames', 'episode_return', 'episode_steps', 'wall_time_s'))
+    self._progress_csv = run_files.AppendOnlyCsv(
+        os.path.join(logdir, 'progress.csv'),
+        ('wall_time_s', 'env_frames', 'learner_steps', 'episodes', 'env_frames_per_s',
+         'mean_inference_batch', 'queue_fill', 'actor_streams', 'connected_envs', 'rss_mb',
+         'threads', 'open_fds'))
     self._lock = threading.Lock()
     self._recent_returns = collections.deque(maxlen=return_window)
     self._new_episodes = []
@@ -79,8 +83,8 @@ class Metrics:
     with self._lock:
       self._recent_returns.append(episode_return)
       self._new_episodes.append((frames, episode_return, episode_steps))
-      self._episodes_csv.write(f'{frames},{episode_return:.6g},{episode_steps},'
-                               f'{time.time() - self._start_time:.2f}\n')
+      self._episodes_csv.write_line(f'{frames},{episode_return:.6g},{episode_steps},'
+                                    f'{time.time() - self._start_time:.2f}')
 
   def on_batch(self, stats) -> None:
     with self._lock:
@@ -135,27 +139,13 @@ class Metrics:
       self._train_sums.clear()
       self._train_count = 0
       recent = list(self._recent_returns)
-    # NumPy scalars only: TensorFlow (2.21) keeps every distinct Python int or
-    # float it turns into a tensor, ~750 bytes each, for the life of the process
-    # (the soak in docs/reliability.md grew 3.8 MB a minute from these).
-    with self._writer.as_default(step=np.int64(counts['env_frames'])):
-      for frames, episode_return, episode_steps in episodes:
-        tf.summary.scalar('episode/return', np.float32(episode_return), step=np.int64(frames))
-        tf.summary.scalar('episode/length', np.float32(episode_steps), step=np.int64(frames))
-      for frames, episode_return, episode_steps in eval_episodes:
-        tf.summary.scalar('eval/episode_return', np.float32(episode_return),
-                          step=np.int64(frames))
-        tf.summary.scalar('eval/episode_length', np.float32(episode_steps),
-                          step=np.int64(frames))
-      for name, value in scalars.items():
-        tf.summary.scalar(name, np.float32(value))
-    self._writer.flush()
-    self._progress_csv.write(
+    self._write_summaries(counts['env_frames'], episodes, eval_episodes, scalars)
+    self._progress_csv.write_line(
         f'{time.time() - self._start_time:.3f},{counts["env_frames"]},{counts["learner_steps"]},'
         f'{counts["episodes"]},{scalars["throughput/env_frames_per_s"]:.1f},'
         f'{scalars.get("inference/mean_batch_size", 0.0):.2f},{queue_fill:.3f},'
         f'{actor_streams},{connected_envs},{process["process/rss_mb"]:.1f},'
-        f'{process["process/threads"]},{process["process/open_fds"]}\n')
+        f'{process["process/threads"]},{process["process/open_fds"]}')
     mean_return = f'{sum(recent) / len(recent):.1f}' if recent else 'n/a'
     _log.info('frames %s | %s frames/s | learner %d steps (%.1f/s) | episodes %d | '
               'return %s (last %d) | batch %.1f | queue %.0f%% | envs %d | rss %.0f MB',
@@ -166,8 +156,51 @@ class Metrics:
               connected_envs, process['process/rss_mb'])
     return scalars
 
+  def _write_summaries(self, env_frames: int, episodes, eval_episodes,
+                       scalars: Dict[str, float]) -> None:
+    """This tick's TensorBoard summaries; dropped (and logged once) when they cannot be
+    written. A writer that failed is closed: its events file may end in a torn
+    record, which TensorBoard reads up to. A new file is opened RETRY_S later."""
+    if self._writer is None:
+      if time.monotonic() < self._writer_retry_at:
+        self._summaries.dropped += 1
+        return
+    # NumPy scalars only: TensorFlow (2.21) keeps every distinct Python int or
+    # float it turns into a tensor, ~750 bytes each, for the life of the process
+    # (the soak in docs/reliability.md grew 3.8 MB a minute from these).
+    try:
+      if self._writer is None:
+        self._writer = tf.summary.create_file_writer(self._summary_dir)
+      with self._writer.as_default(step=np.int64(env_frames)):
+        for frames, episode_return, episode_steps in episodes:
+          tf.summary.scalar('episode/return', np.float32(episode_return),
+                            step=np.int64(frames))
+          tf.summary.scalar('episode/length', np.float32(episode_steps), step=np.int64(frames))
+        for frames, episode_return, episode_steps in eval_episodes:
+          tf.summary.scalar('eval/episode_return', np.float32(episode_return),
+                            step=np.int64(frames))
+          tf.summary.scalar('eval/episode_length', np.float32(episode_steps),
+                            step=np.int64(frames))
+        for name, value in scalars.items():
+          tf.summary.scalar(name, np.float32(value))
+      self._writer.flush()
+    except (tf.errors.OpError, OSError) as e:
+      self._summaries.failed(e)
+      self._close_writer()
+      self._writer_retry_at = time.monotonic() + RETRY_S
+      return
+    self._summaries.succeeded()
+
+  def _close_writer(self) -> None:
+    writer, self._writer = self._writer, None
+    if writer is not None:
+      try:
+        writer.close()
+      except (tf.errors.OpError, OSError):
+        pass  # What it still held is lost with the outage.
+
   def close(self) -> None:
-    self._writer.close()
+    self._close_writer()
     self._episodes_csv.close()
     self._progress_csv.close()
 

@@ -1,0 +1,88 @@
+"""Files a run appends to while it trains (progress.csv, episodes.csv, TensorBoard
+events), written so that a full disk costs records, never the run.
+
+A record that cannot be written (no space, a quota, an I/O error) is dropped
+and the outage is logged once, with what was lost when it ends; training and
+the actors' streams go on. Checkpoints are handled apart (`seed/checkpoint.py`).
+"""
+import logging
+import os
+from typing import Sequence
+
+_log = logging.getLogger('seed.run_files')
+
+
+class Outage:
+  """Tracks one output's failures: logs the first and the recovery, counts the drops."""
+
+  def __init__(self, what: str):
+    self.what = what
+    self.dropped = 0      # records lost in the current outage
+    self.failing = False
+
+  def failed(self, error: BaseException, records: int = 1) -> None:
+    if not self.failing:
+      _log.error('could not write %s (%s); dropping its records until it can be written '
+                 'again; training goes on', self.what, _one_line(error))
+    self.failing = True
+    self.dropped += records
+
+  def succeeded(self) -> None:
+    if self.failing:
+      _log.warning('writing %s again (%d records were dropped)', self.what, self.dropped)
+    self.failing = False
+    self.dropped = 0
+
+
+class AppendOnlyCsv:
+  """A CSV file that gets whole lines or nothing.
+
+  Each line is one write(2) on an O_APPEND descriptor; a write that fails or is
+  cut short is truncated back off, so a reader never sees half a line. A file
+  left with a torn last line (a crash during a short write) is cut back to its
+  last whole line when opened.
+  """
+
+  def __init__(self, path: str, header: Sequence[str]):
+    self.path = path
+    self.columns = tuple(header)
+    self._outage = Outage(os.path.basename(path))
+    self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+    _cut_torn_line(self._fd)
+    if os.fstat(self._fd).st_size == 0:
+      self.write_line(','.join(self.columns))
+
+  def write_line(self, line: str) -> bool:
+    """Appends `line` and a newline; False when it was dropped."""
+    data = (line + '\n').encode()
+    size = os.fstat(self._fd).st_size
+    try:
+      written = 0
+      while written < len(data):  # after a short write, the next says why (ENOSPC, EDQUOT)
+        written += os.write(self._fd, data[written:])
+    except OSError as e:
+      try:
+        os.ftruncate(self._fd, size)
+      except OSError:
+        pass  # _cut_torn_line repairs it at the next open.
+      self._outage.failed(e)
+      return False
+    self._outage.succeeded()
+    return True
+
+  def close(self) -> None:
+    os.close(self._fd)
+
+
+def _cut_torn_line(fd: int) -> None:
+  size = os.fstat(fd).st_size
+  if size == 0 or os.pread(fd, 1, size - 1) == b'\n':
+    return
+  tail_start = max(0, size - (1 << 16))
+  tail = os.pread(fd, size - tail_start, tail_start)
+  os.ftruncate(fd, tail_start + tail.rfind(b'\n') + 1 if b'\n' in tail else tail_start)
+
+
+def _one_line(error: BaseException) -> str:
+  text = f'{type(error).__name__}: {error}'.replace('\n', ' ').replace('\t', '')
+  return text if len(text) <= 300 else text[:300] + '...'

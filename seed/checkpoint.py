@@ -23,6 +23,10 @@ class CheckpointWriteError(Exception):
   """A checkpoint could not be written (e.g. the disk is full); the previous one is intact."""
 
 
+class CheckpointReadError(Exception):
+  """No checkpoint the index lists could be read; the message names each one's error."""
+
+
 class Checkpointer:
   """Saves into <logdir>/ckpt and restores the latest checkpoint there.
 
@@ -48,16 +52,35 @@ class Checkpointer:
     self._remove_unlisted()
 
   def restore_latest(self) -> bool:
-    """Restores the latest checkpoint if there is one; returns whether it did."""
-    path = self._manager.latest_checkpoint
-    if path is None:
-      return False
-    self._checkpoint.restore(path).assert_existing_objects_matched()
-    self._counters.load_array(self._counter_values.numpy())
-    if self._replay is not None:
-      self._replay.restore(path)
-    _log.info('resumed from %s: %s', path, self._counters.snapshot())
-    return True
+    """Restores the newest checkpoint that reads whole; returns whether there was one.
+
+    A checkpoint that cannot be read (a damaged or truncated file, a replay in a
+    format this code does not read) is logged and the one before it is tried.
+
+    Raises:
+      CheckpointReadError: the index lists checkpoints and none of them reads.
+    """
+    errors = []
+    for path in reversed(self._manager.checkpoints):
+      try:
+        self._checkpoint.restore(path).assert_existing_objects_matched()
+        if self._replay is not None:
+          self._replay.restore(path)
+      except Exception as e:  # pylint: disable=broad-except
+        # A damaged file raises TensorFlow's, NumPy's, zipfile's or zlib's errors.
+        problem = f'{type(e).__name__}: {_first_line(e)}'
+        _log.error('cannot resume from %s (%s); trying the checkpoint before it', path, problem)
+        errors.append(f'{os.path.basename(path)}: {problem}')
+        continue
+      # The counters only now: a failed try must not leave another checkpoint's.
+      self._counters.load_array(self._counter_values.numpy())
+      _log.info('resumed from %s: %s', path, self._counters.snapshot())
+      return True
+    if errors:
+      raise CheckpointReadError(
+          f'no checkpoint in {self.directory} could be read ({"; ".join(errors)}); fix what '
+          'the errors name, or move the directory aside to start afresh')
+    return False
 
   def save(self) -> str:
     """Writes a new checkpoint; raises CheckpointWriteError, leaving the previous one intact."""

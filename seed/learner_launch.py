@@ -83,6 +83,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   # Must happen before TensorFlow runs anything (agent modules may, at import).
   tf.config.threading.set_intra_op_parallelism_threads(flags.tf_intra_op_threads)
   tf.config.threading.set_inter_op_parallelism_threads(flags.tf_inter_op_threads)
+  from seed.checkpoint import CheckpointReadError  # pylint: disable=g-import-not-at-top
   from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
   try:
     agents.agent_class(flags.agent)  # Registers the agent's configurables before parsing.
@@ -90,18 +91,22 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   except (ValueError, FileNotFoundError) as e:
     _log.error('%s', e)
     return BAD_SETTINGS
-  learner = Learner(LearnerOptions(
-      logdir=flags.logdir, summary_dir=flags.summary_dir,
-      hypertune_metric=flags.hypertune_metric, agent=flags.agent,
-      server_address=flags.server_address, health_port=flags.health_port,
-      inference_batch_size=flags.inference_batch_size, max_wait_ms=flags.max_wait_ms,
-      checkpoint_interval_s=flags.checkpoint_interval_s,
-      progress_interval_s=flags.progress_interval_s, max_env_frames=flags.max_env_frames,
-      target_return=flags.target_return, return_window=flags.return_window,
-      max_message_bytes=flags.max_message_mb << 20, limits=limits, auth_token=auth_token,
-      credentials=credentials, seed=flags.seed, train=flags.train,
-      checkpoint_replay=flags.checkpoint_replay,
-      max_nonfinite_steps=flags.max_nonfinite_steps))
+  try:
+    learner = Learner(LearnerOptions(
+        logdir=flags.logdir, summary_dir=flags.summary_dir,
+        hypertune_metric=flags.hypertune_metric, agent=flags.agent,
+        server_address=flags.server_address, health_port=flags.health_port,
+        inference_batch_size=flags.inference_batch_size, max_wait_ms=flags.max_wait_ms,
+        checkpoint_interval_s=flags.checkpoint_interval_s,
+        progress_interval_s=flags.progress_interval_s, max_env_frames=flags.max_env_frames,
+        target_return=flags.target_return, return_window=flags.return_window,
+        max_message_bytes=flags.max_message_mb << 20, limits=limits, auth_token=auth_token,
+        credentials=credentials, seed=flags.seed, train=flags.train,
+        checkpoint_replay=flags.checkpoint_replay,
+        max_nonfinite_steps=flags.max_nonfinite_steps))
+  except CheckpointReadError as e:
+    _log.error('%s', e)
+    return 1
   config.write_run_config(flags.logdir, flags_text)
   _log.info('agent %s on %s (%s); resumed: %s', flags.agent, learner.env_name,
             learner.env_spec.describe(), learner.resumed)

@@ -15,6 +15,8 @@ _log = logging.getLogger(__name__)
 # ckpt-<number> followed by what TensorFlow and the replay add: .index,
 # .data-00000-of-00001, _temp/ (a save in progress), .replay.npz, .replay.npz.*.tmp
 _CHECKPOINT_FILE = re.compile(r'^ckpt-(\d+)(\..*|_temp.*)$')
+# TensorFlow writes this last, once a checkpoint's data is whole.
+_COMPLETE_CHECKPOINT = re.compile(r'^ckpt-(\d+)\.index$')
 # What TensorFlow writes the index into before renaming it to `checkpoint`.
 _INDEX_TEMPORARY = re.compile(r'^checkpoint\.tmp[0-9a-f]{32}$')
 
@@ -49,6 +51,7 @@ class Checkpointer:
     self._max_to_keep = max_to_keep
     self.directory = directory
     self._manager = self._open_manager()
+    self._rebuild_lost_index()
     self._remove_unlisted()
 
   def restore_latest(self) -> bool:
@@ -113,6 +116,27 @@ class Checkpointer:
 
   def _open_manager(self) -> tf.train.CheckpointManager:
     return tf.train.CheckpointManager(self._checkpoint, self.directory, self._max_to_keep)
+
+  def _rebuild_lost_index(self) -> None:
+    """Lists again the checkpoints on disk when the index names none (it was deleted, or
+    is garbled: TensorFlow then ignores it), rather than take them all for strays."""
+    if self._manager.checkpoints:
+      return
+    numbers = sorted(int(match.group(1)) for match in
+                     (_COMPLETE_CHECKPOINT.match(name) for name in os.listdir(self.directory))
+                     if match)
+    if not numbers:
+      return
+    paths = [os.path.join(self.directory, f'ckpt-{number}') for number in numbers]
+    _log.warning('the checkpoint index in %s is missing or unreadable; listing again the '
+                 'checkpoints on disk: %s', self.directory,
+                 ', '.join(os.path.basename(p) for p in paths))
+    # The manager keeps only paths whose timestamp is after the last preserved one.
+    timestamps = [os.path.getmtime(f'{path}.index') for path in paths]
+    tf.compat.v1.train.update_checkpoint_state(
+        self.directory, paths[-1], all_model_checkpoint_paths=paths,
+        all_model_checkpoint_timestamps=timestamps, last_preserved_timestamp=min(timestamps) - 1)
+    self._manager = self._open_manager()
 
   def _remove_unlisted(self) -> None:
     """Deletes files of checkpoints that the index does not name, and index temporaries

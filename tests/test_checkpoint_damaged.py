@@ -66,3 +66,20 @@ def test_no_readable_checkpoint_is_a_clear_error(tmp_path):
   assert message.startswith(f'no checkpoint in {tmp_path} could be read (ckpt-2: ')
   assert '; ckpt-1: ' in message and 'move the directory aside to start afresh' in message
   assert counters.get('learner_steps') == 2  # make_state's own, untouched
+
+
+@pytest.mark.parametrize('index', ['deleted', 'garbled'])
+def test_a_lost_index_is_rebuilt_from_the_checkpoints_on_disk(tmp_path, index):
+  # TensorFlow ignores an index it cannot parse: every checkpoint would then look
+  # like a stray of a killed save, be deleted, and the run start afresh.
+  first, second, _, _ = _two_checkpoints(str(tmp_path))
+  files = sorted(os.listdir(tmp_path))
+  if index == 'deleted':
+    os.remove(tmp_path / 'checkpoint')
+  else:
+    (tmp_path / 'checkpoint').write_bytes(b'\x00garbage {{{ model_checkpoint_path')
+  items, counters, replay = make_state(seed=1)
+  checkpointer = Checkpointer(str(tmp_path), items, counters, replay=replay)
+  assert sorted(os.listdir(tmp_path)) == files  # nothing deleted
+  assert checkpointer.restore_latest() and counters.get('learner_steps') == 6
+  assert checkpointer.save().endswith('ckpt-3')  # numbers go on, nothing overwritten

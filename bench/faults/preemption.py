@@ -6,7 +6,8 @@ is prepared first by a separate process (`--prefill`): it builds the learner fro
 the config, plays the config's env for a few unrolls through the learner's own
 step processor, fills the replay to capacity with copies of them (other env ids),
 and writes a checkpoint. The measured learner then starts on that directory
-(restoring the full replay), serves one actor for SERVE_S, and gets SIGTERM.
+(restoring the full replay), serves one actor for SERVE_S and until it has done
+WARM_STEPS train steps, and gets SIGTERM.
 Times: SIGTERM -> 'checkpoint written' in its log, SIGTERM -> exit. It must exit
 0 with that checkpoint within LIMIT_S.
 
@@ -35,6 +36,7 @@ SHIPPED = {'vtrace': 'gin/atari/vtrace.gin', 'r2d2': 'gin/atari/r2d2.gin',
 # CI: the replay agents on their toy configs (a minute instead of three).
 CI_OPTIONS = {'configs': {name: TOY[name] for name in ('r2d2', 'sac')}}
 SERVE_S = 10.0
+WARM_STEPS = 3  # train steps done before SIGTERM
 LIMIT_S = 30.0
 
 
@@ -76,6 +78,12 @@ def _terminate(logdir: str, agent: str, gin_file: str):
     run_.start_learner()
     run_.start_actor(0, 1)
     time.sleep(SERVE_S)
+    # Preemption finds a learner in its stride: past its first train steps, which
+    # trace and build (an Atari R2D2 one takes ~10 s here), so that SIGTERM waits
+    # for an ordinary step in flight, not for the first.
+    start_steps = int(run_.wait_progress(lambda rows: True)[0]['learner_steps'])
+    run_.wait_progress(lambda rows: int(rows[-1]['learner_steps']) >= start_steps + WARM_STEPS,
+                       timeout_s=600)
     if run_.learner.poll() is not None:
       raise RuntimeError(f'the learner exited with {run_.learner.returncode}:\n'
                          f'{run_.learner_log()}')

@@ -50,6 +50,8 @@ class StreamLimits:
 # add --max_wait_ms to every batch of the others. An actor slower than this per
 # step joins the next batch instead of being waited for.
 ACTIVE_WINDOW_S = 0.1
+# How long a stream refused past --max_actor_streams may take to send its hello.
+REFUSED_HELLO_WAIT_S = 1.0
 # What gRPC raises on a stream whose peer left or whose server is stopping.
 _PEER_GONE = frozenset({'ExecuteBatchError', '_ServerStoppedError', 'UsageError'})
 
@@ -99,6 +101,12 @@ class InferenceService:
     del request_iterator  # We read with context.read(): lockstep request/response.
     if self._open_streams >= self._limits.max_actor_streams:
       _log.warning('refused peer %s: %d streams are open', context.peer(), self._open_streams)
+      # Take its hello first (briefly): a status that crosses the client's first
+      # write reaches it as INTERNAL 'Internal error from Core', losing ours.
+      try:
+        await asyncio.wait_for(context.read(), REFUSED_HELLO_WAIT_S)
+      except Exception:  # pylint: disable=broad-except
+        pass  # No hello, or the peer left: refused all the same.
       # UNAVAILABLE: an actor retries (with backoff) until a place is free.
       await context.abort(
           grpc.StatusCode.UNAVAILABLE,

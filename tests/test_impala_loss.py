@@ -144,3 +144,31 @@ def test_truncated_transition_adds_no_policy_or_baseline_loss():
 def test_rejects_logits_of_the_wrong_rank():
   with pytest.raises(ValueError, match='rank 3'):
     _loss(target_logits=np.zeros((1, 3), np.float32))
+
+
+def test_normalized_advantages_by_hand_leave_truncated_transitions_at_zero():
+  advantages = np.array([[1.0, 3.0], [5.0, 100.0]], np.float32)
+  truncated = np.array([[False, False], [False, True]])
+  # Over 1, 3, 5: mean 3, variance (4 + 0 + 4) / 3, std sqrt(8/3) = 1.63299.
+  np.testing.assert_allclose(loss_lib.normalized_advantages(advantages, truncated),
+                             [[-1.2247449, 0.0], [1.2247449, 0.0]], rtol=1e-5)
+
+
+def test_normalized_advantages_weigh_the_policy_gradient_by_hand():
+  logits = np.array([[[1.0, 0.0, -1.0], [0.0, 0.5, 0.0]]], np.float32)
+  common = dict(target_logits=logits, behaviour_logits=logits, actions=np.array([[2, 1]]),
+                values=np.array([[0.2, 0.25]], np.float32),
+                bootstrap_value=np.array([0.5, 0.0], np.float32),
+                rewards=np.array([[1.0, 0.0]], np.float32),
+                discounts=np.array([[0.9, 0.9]], np.float32), truncated=None)
+  plain = _loss(**common)[1]
+  normalized = _loss(**common, normalize_advantages=True)[1]
+  # Advantages 1 + 0.9 * 0.5 - 0.2 = 1.25 and 0 + 0 - 0.25 = -0.25: mean 0.5, std
+  # 0.75, so normalized +1 and -1.
+  log_pi = [_log_softmax(logits[0, 0])[2], _log_softmax(logits[0, 1])[1]]
+  np.testing.assert_allclose(plain['policy_loss'],
+                             (-log_pi[0] * 1.25 - log_pi[1] * -0.25) / 2, rtol=1e-5)
+  np.testing.assert_allclose(normalized['policy_loss'], (-log_pi[0] + log_pi[1]) / 2,
+                             rtol=1e-5)
+  # The baseline regresses on the V-trace targets, untouched.
+  np.testing.assert_allclose(normalized['baseline_loss'], plain['baseline_loss'], rtol=1e-6)

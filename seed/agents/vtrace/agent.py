@@ -137,7 +137,8 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
           rewards=rewards, discounts=discounts, truncated=truncated[1:],
           baseline_cost=config.baseline_cost, entropy_cost=config.entropy_cost,
           clip_rho_threshold=config.clip_rho_threshold,
-          clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.lambda_)
+          clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.lambda_,
+          normalize_advantages=config.normalize_advantages)
     gradients = tape.gradient(total_loss, variables)
     # The rate this step uses (read before apply: a schedule advances with it).
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)

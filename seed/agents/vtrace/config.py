@@ -47,6 +47,9 @@ class VTraceConfig:
   returns are the raw ones)."""
   lambda_: float = 1.0
   """V-trace lambda in [0, 1]."""
+  normalize_advantages: bool = False
+  """Scale each batch's policy-gradient advantages to mean 0, std 1 (as PPO does),
+  so the entropy bonus keeps its weight whatever the rewards' scale."""
   clip_rho_threshold: Optional[float] = 1.0
   """V-trace rho-bar, > 0; None disables clipping."""
   clip_pg_rho_threshold: Optional[float] = 1.0
@@ -76,4 +79,5 @@ class VTraceConfig:
     checks.one_of(self, 'reward_clipping', REWARD_CLIPPINGS)
     checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
     checks.one_of(self, 'use_lstm', (False, True))
+    checks.one_of(self, 'normalize_advantages', (False, True))
     checks.widths(self, 'mlp_hidden_sizes')

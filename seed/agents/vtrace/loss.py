@@ -22,6 +22,18 @@ def _sum_time_mean_batch(x: tf.Tensor) -> tf.Tensor:
   return tf.reduce_mean(tf.reduce_sum(x, axis=0))
 
 
+def normalized_advantages(advantages, truncated=None, epsilon=1e-8) -> tf.Tensor:
+  """[T, B] advantages scaled to mean 0, standard deviation 1 over the transitions
+  that are not truncated (those stay 0: they carry no policy gradient)."""
+  advantages = tf.convert_to_tensor(advantages, tf.float32)
+  valid = (tf.ones_like(advantages) if truncated is None else
+           1.0 - tf.cast(truncated, tf.float32))
+  count = tf.maximum(tf.reduce_sum(valid), 1.0)
+  mean = tf.reduce_sum(advantages * valid) / count
+  variance = tf.reduce_sum(tf.square(advantages - mean) * valid) / count
+  return valid * (advantages - mean) / (tf.sqrt(variance) + epsilon)
+
+
 def policy_entropy(logits) -> tf.Tensor:
   """Entropy (nats) of the categorical policy, [..., A] -> [...]."""
   logits = tf.convert_to_tensor(logits, tf.float32)
@@ -32,7 +44,8 @@ def policy_entropy(logits) -> tf.Tensor:
 def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_value,
                 rewards, discounts, truncated, baseline_cost, entropy_cost,
                 clip_rho_threshold=1.0, clip_pg_rho_threshold=1.0,
-                lambda_=1.0) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
+                lambda_=1.0, normalize_advantages=False
+                ) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
   """IMPALA loss over T transitions of B unrolls, all time-major.
 
   Args:
@@ -50,6 +63,10 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
     clip_rho_threshold: V-trace rho-bar; None disables clipping.
     clip_pg_rho_threshold: clip of the policy-gradient importance weights.
     lambda_: V-trace lambda in [0, 1].
+    normalize_advantages: scale the policy-gradient advantages of the batch to
+      mean 0 and standard deviation 1 (over its transitions that are not
+      truncated), as PPO does; their scale is then that of the entropy bonus
+      whatever the rewards' scale.
 
   Returns:
     (total_loss, components): scalars, with
@@ -85,6 +102,8 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
   # correct if the targets are constants, whatever the returns module does.
   vs = tf.stop_gradient(returns.vs)
   pg_advantages = tf.stop_gradient(returns.pg_advantages)
+  if normalize_advantages:
+    pg_advantages = normalized_advantages(pg_advantages, truncated)
 
   policy_loss = _sum_time_mean_batch(-target_log_probs * pg_advantages)
   baseline_loss = baseline_cost * _sum_time_mean_batch(0.5 * tf.square(vs - values))

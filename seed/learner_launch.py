@@ -107,6 +107,9 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   except CheckpointReadError as e:
     _log.error('%s', e)
     return 1
+  except ValueError as e:  # An unknown env, a config value out of range: gin bindings.
+    _log.error('%s', e)
+    return BAD_SETTINGS
   config.write_run_config(flags.logdir, flags_text)
   _log.info('agent %s on %s (%s); resumed: %s', flags.agent, learner.env_name,
             learner.env_spec.describe(), learner.resumed)

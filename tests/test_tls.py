@@ -196,6 +196,18 @@ def test_the_learner_refuses_bad_settings_before_it_starts(certs, tmp_path, flag
   assert not (tmp_path / 'run').exists()  # Nothing started, not even the run directory.
 
 
+@pytest.mark.parametrize('binding,message', [
+    ("EnvConfig.name='Acrobot-v1'", "Unknown env name 'Acrobot-v1'"),
+    ('VTraceConfig.batch_unrolls=0', 'batch_unrolls'),
+])
+def test_a_bad_env_or_agent_binding_is_one_clear_line(tmp_path, binding, message):
+  result = run_learner(f'--logdir={tmp_path / "run"}', '--agent=vtrace',
+                       f'--gin_file={REPO}/gin/toy/vtrace.gin', f'--gin_bindings={binding}')
+  assert result.returncode == 2, result.stdout + result.stderr
+  assert message in result.stderr, result.stderr
+  assert 'Traceback' not in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize('flags,variables,message', [
     ([], {'SEED_SERVER_ADDRESS': ''},
      "the learner's host:port is not set: pass --server_address or set SEED_SERVER_ADDRESS"),

@@ -161,10 +161,9 @@ class Metrics:
     """This tick's TensorBoard summaries; dropped (and logged once) when they cannot be
     written. A writer that failed is closed: its events file may end in a torn
     record, which TensorBoard reads up to. A new file is opened RETRY_S later."""
-    if self._writer is None:
-      if time.monotonic() < self._writer_retry_at:
-        self._summaries.dropped += 1
-        return
+    if self._writer is None and time.monotonic() < self._writer_retry_at:
+      self._summaries.skipped()
+      return
     # NumPy scalars only: TensorFlow (2.21) keeps every distinct Python int or
     # float it turns into a tensor, ~750 bytes each, for the life of the process
     # (the soak in docs/reliability.md grew 3.8 MB a minute from these).

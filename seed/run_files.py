@@ -20,12 +20,17 @@ class Outage:
     self.dropped = 0      # records lost in the current outage
     self.failing = False
 
-  def failed(self, error: BaseException, records: int = 1) -> None:
+  def failed(self, error: BaseException) -> None:
+    """A write failed: its record is dropped; the first failure of an outage is logged."""
     if not self.failing:
       _log.error('could not write %s (%s); dropping its records until it can be written '
                  'again; training goes on', self.what, _one_line(error))
     self.failing = True
-    self.dropped += records
+    self.dropped += 1
+
+  def skipped(self) -> None:
+    """A record dropped without trying, during an outage (e.g. before a retry is due)."""
+    self.dropped += 1
 
   def succeeded(self) -> None:
     if self.failing:

@@ -26,6 +26,7 @@ import gymnasium
 import numpy as np
 
 from bench import processes
+from bench.faults import watch
 from bench.faults.outcome import Outcome, Stopwatch
 from bench.faults.toy_run import ToyRun, checkpoints_written, log_lines, resumed_from
 from seed.actor.client import Actor
@@ -109,14 +110,15 @@ def run(count: int, workdir: str) -> Outcome:
         run_.start_actor(actor_id, ENVS_PER_REAL_ACTOR)
       # 1. Healthy, until a checkpoint holds trained parameters.
       rows = run_.wait_progress(lambda r: int(r[-1]['learner_steps']) >= 20, PHASE_TIMEOUT_S)
-      _wait_for(lambda: checkpoints_written(run_.learner_log_path), 'a checkpoint')
+      watch.wait_until(lambda: checkpoints_written(run_.learner_log_path), 'a checkpoint',
+                       PHASE_TIMEOUT_S, watched=[run_.learner])
       healthy_steps = int(rows[-1]['learner_steps'])
 
       # 2. Mixed: some steps skipped, training goes on.
       poisoners.append(PoisonedActor(REAL_ACTORS, 1, POISON_EVERY_MIXED, port))
       poisoners[-1].start()
-      _wait_for(lambda: _skip_warnings(run_.learner_log_path) >= 3, 'three skipped train steps',
-                watched=run_.learner)
+      watch.wait_until(lambda: _skip_warnings(run_.learner_log_path) >= 3,
+                       'three skipped train steps', PHASE_TIMEOUT_S, watched=[run_.learner])
       rows = run_.wait_progress(
           lambda r: int(r[-1]['learner_steps']) >= healthy_steps + 20, PHASE_TIMEOUT_S)
       mixed_skips = _skip_warnings(run_.learner_log_path)
@@ -184,13 +186,3 @@ def _check_stop(outcome: Outcome, log_path: str, exit_code: int, count: int) -> 
     after = messages[messages.index(stop[0]):]
     if any(m.startswith('checkpoint written: ') for m in after):
       outcome.fail('a checkpoint was written after the learner gave up on bad numbers')
-
-
-def _wait_for(condition, what: str, timeout_s: float = PHASE_TIMEOUT_S, watched=None) -> None:
-  deadline = time.monotonic() + timeout_s
-  while not condition():
-    if watched is not None and watched.poll() is not None:
-      raise RuntimeError(f'the learner exited with {watched.returncode} waiting for {what}')
-    if time.monotonic() > deadline:
-      raise TimeoutError(f'no {what} within {timeout_s:.0f} s')
-    time.sleep(0.2)

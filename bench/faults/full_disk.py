@@ -19,8 +19,8 @@ import csv
 import os
 import re
 import subprocess
-import time
 
+from bench.faults import watch
 from bench.faults.outcome import Outcome, Stopwatch, Unavailable
 from bench.faults.toy_run import ToyRun, log_lines
 
@@ -169,17 +169,10 @@ def _enough(items, count):
 
 
 def _wait_for(found, run_: ToyRun, what: str):
-  deadline = time.monotonic() + TIMEOUT_S
-  while True:
-    result = found()
-    if result:
-      return result
-    if run_.learner.poll() is not None:
-      raise RuntimeError(f'the learner exited with {run_.learner.returncode} waiting for '
-                         f'{what}:\n{run_.learner_log()}')
-    if time.monotonic() > deadline:
-      raise TimeoutError(f'no {what} within {TIMEOUT_S:.0f} s')
-    time.sleep(0.2)
+  try:
+    return watch.wait_until(found, what, TIMEOUT_S, watched=[run_.learner])
+  except RuntimeError as e:
+    raise RuntimeError(f'{e}:\n{run_.learner_log()}') from None
 
 
 def _listed_files(directory: str):

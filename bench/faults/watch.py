@@ -4,9 +4,11 @@ import csv
 import os
 import threading
 import time
-from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple, TypeVar
 
 import psutil
+
+T = TypeVar('T')
 
 
 class ProcessSample(NamedTuple):
@@ -87,6 +89,24 @@ def progress_rows(logdir: str) -> List[dict]:
       return list(csv.DictReader(f))
   except OSError:
     return []
+
+
+def wait_until(found: Callable[[], T], what: str, timeout_s: float,
+               watched: Sequence = ()) -> T:
+  """found()'s first truthy result, polled every 0.2 s; RuntimeError if a `watched` Popen
+  exits first, TimeoutError after `timeout_s`."""
+  deadline = time.monotonic() + timeout_s
+  while True:
+    result = found()
+    if result:
+      return result
+    for process in watched:
+      if process.poll() is not None:
+        raise RuntimeError(f'{" ".join(process.args[:4])}... exited with '
+                           f'{process.returncode} waiting for {what}')
+    if time.monotonic() > deadline:
+      raise TimeoutError(f'no {what} within {timeout_s:.0f} s')
+    time.sleep(0.2)
 
 
 def wait_progress(logdir: str, done: Callable[[List[dict]], bool], timeout_s: float,

@@ -19,9 +19,9 @@ setuptools.setup(
         'numpy>=1.26',
         'grpcio==1.85.1',          # pinned with grpcio-tools: generated code must match
         'protobuf>=7.35.1,<8',      # the generated modules check this at import
-        # The extra adds only imageio (and mujoco>=2.1.5, which the pin below
-        # narrows).
-        'gymnasium[mujoco]>=1.0,<2',
+        # mujoco adds only imageio (and mujoco>=2.1.5, which the pin below
+        # narrows); box2d adds Box2D and pygame-ce (gym:LunarLander-v3).
+        'gymnasium[mujoco,box2d]>=1.0,<2',
         'ale-py>=0.10',
         'opencv-python-headless',  # gymnasium's AtariPreprocessing resizes with cv2
         # dm-control 1.0.50 needs mujoco>=3.17.0, and mujoco 4.0.0 breaks its

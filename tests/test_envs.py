@@ -27,6 +27,10 @@ EXPECTED_SPECS = [
     ('atari:Pong', {'full_action_space': True, 'frame_stack': 2},
      EnvSpec((2, 84, 84), 'uint8', num_actions=18, frames_per_step=4)),
     ('gym:Acrobot-v1', {}, EnvSpec((6,), 'float32', num_actions=3)),
+    # The classic-control suite's other tasks; state numbers arrive one-hot.
+    ('gym:LunarLander-v3', {}, EnvSpec((8,), 'float32', num_actions=4)),
+    ('gym:Taxi-v4', {}, EnvSpec((500,), 'float32', num_actions=6)),
+    ('gym:FrozenLake-v1', {'is_slippery': False}, EnvSpec((16,), 'float32', num_actions=4)),
     ('gym:Pendulum-v1', {}, EnvSpec((3,), 'float32', action_shape=(1,), action_dtype='float32',
                                     action_low=(-2.0,), action_high=(2.0,))),
 ]
@@ -73,6 +77,14 @@ def test_spec_matches_the_arrays(name, options, expected):
   assert obs.shape == expected.observation_shape
   assert obs.dtype == np.dtype(expected.observation_dtype)
   env.close()
+
+
+def test_state_numbers_become_one_hot_vectors():
+  env = seed.envs.make_env('gym:FrozenLake-v1', seed=0, is_slippery=False)
+  obs, _ = env.reset()
+  np.testing.assert_array_equal(obs, np.eye(16, dtype=np.float32)[0])  # the start square
+  obs, *_ = env.step(2)  # right, not slippery: square 1
+  np.testing.assert_array_equal(obs, np.eye(16, dtype=np.float32)[1])
 
 
 @pytest.mark.parametrize('name', ['Catch', 'CartPole-v1', 'atari:Pong', 'gym:Acrobot-v1'])

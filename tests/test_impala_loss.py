@@ -25,7 +25,7 @@ def _loss(**overrides):
       truncated=np.array([[False]]),
       baseline_cost=0.5, entropy_cost=0.01)
   inputs.update(overrides)
-  return loss_lib.impala_loss(**inputs)
+  return loss_lib.impala_loss(**inputs)[:2]  # (total_loss, components)
 
 
 def test_one_step_on_policy_by_hand():
@@ -68,7 +68,7 @@ def test_multi_step_on_policy_matches_numpy_sum_over_time_mean_over_batch():
   log_pi_a = np.take_along_axis(log_pi, actions[..., None], -1)[..., 0]
   entropy = -(np.exp(log_pi) * log_pi).sum(-1)
 
-  total, parts = loss_lib.impala_loss(
+  total, parts, _ = loss_lib.impala_loss(
       logits, logits, actions, values, bootstrap, rewards, discounts,
       truncated=np.zeros((steps, envs), bool), baseline_cost=0.25, entropy_cost=0.1)
   np.testing.assert_allclose(
@@ -106,7 +106,7 @@ def test_baseline_gradient_treats_vtrace_target_as_constant():
   logits = np.zeros((2, 1, 2), np.float32)
   with tf.GradientTape() as tape:
     tape.watch(values)
-    _, parts = loss_lib.impala_loss(
+    _, parts, _ = loss_lib.impala_loss(
         logits, logits, np.zeros((2, 1), np.int32), values,
         np.array([2.0], np.float32), rewards, discounts, None,
         baseline_cost=2.0, entropy_cost=0.0)
@@ -172,3 +172,19 @@ def test_normalized_advantages_weigh_the_policy_gradient_by_hand():
                              rtol=1e-5)
   # The baseline regresses on the V-trace targets, untouched.
   np.testing.assert_allclose(normalized['baseline_loss'], plain['baseline_loss'], rtol=1e-6)
+
+
+def test_value_scale_divides_value_errors_and_advantages_by_hand():
+  total, parts, value_targets = loss_lib.impala_loss(
+      target_logits=np.array([[[1.0, 0.0, -1.0]]], np.float32),
+      behaviour_logits=np.array([[[1.0, 0.0, -1.0]]], np.float32),
+      actions=np.array([[2]], np.int32), values=np.array([[0.2]], np.float32),
+      bootstrap_value=np.array([0.5], np.float32), rewards=np.array([[1.0]], np.float32),
+      discounts=np.array([[0.9]], np.float32), truncated=None, baseline_cost=0.5,
+      entropy_cost=0.0, value_scale=2.0)
+  # vs = 1 + 0.9 * 0.5 = 1.45 (unnormalised); advantage 1.25 / sigma = 0.625.
+  np.testing.assert_allclose(value_targets, [[1.45]], rtol=1e-6)
+  log_pi = _log_softmax(np.array([1.0, 0.0, -1.0]))
+  np.testing.assert_allclose(parts['policy_loss'], -log_pi[2] * 0.625, rtol=1e-5)
+  np.testing.assert_allclose(parts['baseline_loss'], 0.5 * 0.5 * 0.625**2, rtol=1e-5)
+  np.testing.assert_allclose(total, parts['policy_loss'] + parts['baseline_loss'], rtol=1e-6)

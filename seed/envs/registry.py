@@ -30,7 +30,8 @@ Factory = Callable[..., gymnasium.Env]
 _FACTORIES: dict[str, Factory] = {}
 # Family prefix -> how to write a member, for error messages.
 _FAMILIES = {'atari': 'atari:<Game>, e.g. atari:Pong (any game ale-py has)',
-             'gym': 'gym:<gymnasium id>, e.g. gym:Acrobot-v1 (unwrapped)',
+             'gym': 'gym:<gymnasium id>, e.g. gym:Acrobot-v1 (unwrapped; state '
+                    'numbers one-hot)',
              'mujoco': 'mujoco:<gymnasium MuJoCo id>, e.g. mujoco:HalfCheetah-v5',
              'dmc': 'dmc:<domain>-<task>, e.g. dmc:cheetah-run (DM Control suite)'}
 
@@ -69,12 +70,19 @@ def _accepted() -> str:
 
 
 def _make_gym(env_id: str, seed: int, **options) -> gymnasium.Env:
-  """Builds any registered gymnasium id as-is (with gym.make's wrappers)."""
+  """Builds any registered gymnasium id as-is (with gym.make's wrappers).
+
+  A Discrete observation (a state number: FrozenLake, Taxi, CliffWalking) becomes
+  a float32 one-hot vector, the input an MLP can learn from.
+  """
   try:
     env = gymnasium.make(env_id, **options)
   except TypeError as e:
     raise ValueError(f'Env gym:{env_id} rejected options {sorted(options)}: '
                      f'{e}') from e
+  if isinstance(env.observation_space, spaces.Discrete):
+    env = gymnasium.wrappers.DtypeObservation(
+        gymnasium.wrappers.FlattenObservation(env), np.float32)
   return wrappers.SeededEnv(env, seed)
 
 

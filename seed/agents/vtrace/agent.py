@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from seed import types
 from seed.agents import base
+from seed.agents import popart
 from seed.agents import tf_agent
 from seed.agents.vtrace import config as config_lib
 from seed.agents.vtrace import loss as loss_lib
@@ -57,6 +58,8 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     else:
       self._optimizer = keras.optimizers.RMSprop(
           config.learning_rate, rho=0.99, momentum=0.0, epsilon=config.rmsprop_epsilon)
+    self._popart = (popart.PopArtStatistics(config.popart_step_size)
+                    if config.value_normalization == 'popart' else None)
     # Its own stream (not the global seed), so sampling is reproducible per agent.
     self._sampler = tf.random.Generator.from_seed(config.seed)
     self._train_function = tf.function(self._train)
@@ -88,7 +91,10 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     return action[:, 0], {'logits': logits}, new_state
 
   def checkpoint_items(self) -> Dict[str, object]:
-    return {'model': self._network, 'optimizer': self._optimizer}
+    items = {'model': self._network, 'optimizer': self._optimizer}
+    if self._popart is not None:
+      items['popart'] = self._popart
+    return items
 
   def train_step(self, sample: types.Sample) -> types.TrainResult:
     """One optimizer step on `batch_unrolls` unrolls of `unroll_length + 1` steps.
@@ -97,8 +103,8 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
       TrainResult whose logs are Python floats total_loss, policy_loss,
       baseline_loss, entropy_loss, entropy, mean_rho, mean_value, grad_norm
       (before clipping), learning_rate and skipped_updates (1.0 when a NaN or Inf
-      loss or gradient left the update out, see tf_agent.apply_if_finite); no
-      priorities.
+      loss or gradient left the update out, see tf_agent.apply_if_finite), and
+      with PopArt popart_mean and popart_scale (after the step); no priorities.
     """
     shapes.check_sample(sample, self.batch_unrolls, self.unroll_length + 1,
                         '[batch_unrolls, unroll_length + 1]', self.trained_outputs,
@@ -122,8 +128,8 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     # whether observation[t] starts an episode (reset the LSTM) and, shifted by
     # one, whether transition t -> t+1 ended (discount) or was cut (truncated).
     done = tf.logical_or(terminated, truncated)
-    rewards = tf.cast(reward[1:], tf.float32)
     config = self.config
+    rewards = tf.cast(reward[1:], tf.float32) * config.reward_scale
     if config.reward_clipping == 'abs_one':
       rewards = tf.clip_by_value(rewards, -1.0, 1.0)
     discounts = config.discount * (1.0 - tf.cast(terminated[1:], tf.float32))
@@ -131,14 +137,20 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     variables = self._network.trainable_variables
     with tf.GradientTape() as tape:
       logits, values, _ = self._network.unroll(observation, done, core_state)
-      total_loss, logs = loss_lib.impala_loss(
+      value_scale = 1.0
+      if self._popart is not None:
+        # The head gives n(x); the loss wants V(x) = sigma * n(x) + mu and sigma.
+        value_scale = self._popart.scale()
+        values = value_scale * values + self._popart.mean
+      loss = loss_lib.impala_loss(
           target_logits=logits[:-1], behaviour_logits=behaviour_logits[:-1],
           actions=action[:-1], values=values[:-1], bootstrap_value=values[-1],
           rewards=rewards, discounts=discounts, truncated=truncated[1:],
           baseline_cost=config.baseline_cost, entropy_cost=config.entropy_cost,
           clip_rho_threshold=config.clip_rho_threshold,
           clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.lambda_,
-          normalize_advantages=config.normalize_advantages)
+          normalize_advantages=config.normalize_advantages, value_scale=value_scale)
+    total_loss, logs = loss.total_loss, dict(loss.components)
     gradients = tape.gradient(total_loss, variables)
     # The rate this step uses (read before apply: a schedule advances with it).
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
@@ -146,4 +158,17 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
                                                   total_loss, config.max_grad_norm)
     logs.update(total_loss=total_loss, grad_norm=grad_norm, learning_rate=learning_rate,
                 skipped_updates=1.0 - tf.cast(applied, tf.float32))
+    if self._popart is not None:
+      # After the step, so the step's targets were normalised by the statistics
+      # its values were computed with; skipped with the step (its targets may be
+      # NaN). Truncated transitions' targets are the network's own guess.
+      weights = 1.0 - tf.cast(truncated[1:], tf.float32)
+
+      def update_statistics():
+        self._popart.update(loss.value_targets, weights, self._network.baseline_head)
+        return tf.constant(True)
+
+      tf.cond(applied, update_statistics, lambda: tf.constant(False))
+      logs.update(popart_mean=tf.convert_to_tensor(self._popart.mean),
+                  popart_scale=self._popart.scale())
     return logs

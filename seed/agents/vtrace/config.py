@@ -15,6 +15,7 @@ from seed.agents import torsos
 
 OPTIMIZERS = ('adam', 'rmsprop')
 REWARD_CLIPPINGS = (None, 'abs_one')
+VALUE_NORMALIZATIONS = (None, 'popart')
 
 
 @gin.configurable
@@ -42,9 +43,19 @@ class VTraceConfig:
   """RMSProp's epsilon inside the square root, > 0 (ignored by Adam)."""
   max_grad_norm: Optional[float] = 40.0
   """Global-norm gradient clip, > 0; None disables clipping."""
+  reward_scale: float = 1.0
+  """Rewards are multiplied by this (> 0) in the loss only, before any clipping."""
   reward_clipping: Optional[str] = None
   """None, or 'abs_one' to clip rewards to [-1, 1] in the loss only (logged
   returns are the raw ones)."""
+  value_normalization: Optional[str] = None
+  """None, or 'popart': the baseline head learns values normalised by the running
+  mean and standard deviation of the V-trace targets, and the advantages are
+  divided by that deviation (Hessel et al. 2019), so neither the value loss nor
+  the policy gradient grows with the returns' scale."""
+  popart_step_size: float = 3e-4
+  """PopArt's beta in (0, 1]: the statistics average every batch for the first
+  1 / beta train steps, then follow an EMA of this step."""
   lambda_: float = 1.0
   """V-trace lambda in [0, 1]."""
   normalize_advantages: bool = False
@@ -72,7 +83,10 @@ class VTraceConfig:
     checks.ints_at_least(self, 0, 'seed')
     checks.in_range(self, 0.0, 1.0, 'discount', 'lambda_')
     checks.non_negative(self, 'baseline_cost', 'entropy_cost')
-    checks.positive(self, 'learning_rate', 'adam_epsilon', 'rmsprop_epsilon')
+    checks.positive(self, 'learning_rate', 'adam_epsilon', 'rmsprop_epsilon',
+                    'reward_scale')
+    checks.in_range(self, 0.0, 1.0, 'popart_step_size')
+    checks.positive(self, 'popart_step_size')
     checks.positive(self, 'max_grad_norm', 'clip_rho_threshold', 'clip_pg_rho_threshold',
                     optional=True)
     checks.one_of(self, 'optimizer', OPTIMIZERS)
@@ -80,4 +94,10 @@ class VTraceConfig:
     checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.one_of(self, 'normalize_advantages', (False, True))
+    checks.one_of(self, 'value_normalization', VALUE_NORMALIZATIONS)
+    if self.value_normalization == 'popart' and self.normalize_advantages:
+      raise ValueError(
+          "VTraceConfig.normalize_advantages = True and VTraceConfig."
+          "value_normalization = 'popart' normalise the advantages twice (PopArt "
+          'already divides them by its scale); accepted: one of the two.')
     checks.widths(self, 'mlp_hidden_sizes')

@@ -10,11 +10,22 @@ averages over both; summing over time keeps the loss scale independent of the
 batch size while keeping the per-trajectory scale IMPALA's max_grad_norm = 40
 was tuned for. With Adam the choice only matters through epsilon and clipping.
 """
-from typing import Dict, Tuple
+from typing import Dict, NamedTuple
 
 import tensorflow as tf
 
 from seed.losses import vtrace
+
+
+class ImpalaLoss(NamedTuple):
+  """What impala_loss gives the agent."""
+  total_loss: tf.Tensor
+  """Scalar: policy_loss + baseline_loss + entropy_loss; what the optimizer minimises."""
+  components: Dict[str, tf.Tensor]
+  """Scalars for logging, see impala_loss."""
+  value_targets: tf.Tensor
+  """[T, B] the V-trace targets vs (unnormalised, gradient-stopped), for PopArt's
+  statistics."""
 
 
 def _sum_time_mean_batch(x: tf.Tensor) -> tf.Tensor:
@@ -44,8 +55,8 @@ def policy_entropy(logits) -> tf.Tensor:
 def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_value,
                 rewards, discounts, truncated, baseline_cost, entropy_cost,
                 clip_rho_threshold=1.0, clip_pg_rho_threshold=1.0,
-                lambda_=1.0, normalize_advantages=False
-                ) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
+                lambda_=1.0, normalize_advantages=False, value_scale=1.0
+                ) -> ImpalaLoss:
   """IMPALA loss over T transitions of B unrolls, all time-major.
 
   Args:
@@ -67,12 +78,16 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
       mean 0 and standard deviation 1 (over its transitions that are not
       truncated), as PPO does; their scale is then that of the entropy bonus
       whatever the rewards' scale.
+    value_scale: sigma > 0, a scalar the value errors and the policy-gradient
+      advantages are divided by (PopArt's scale, see `seed.losses.popart`; 1 leaves
+      them as they are). With values = sigma * n(x) + mu, the baseline loss is then
+      0.5 * ((vs - mu) / sigma - n(x))^2, the loss on the normalised value.
 
   Returns:
-    (total_loss, components): scalars, with
+    ImpalaLoss(total_loss, components, value_targets), with scalar components
       policy_loss + baseline_loss + entropy_loss == total_loss, where
-      policy_loss   = sum_t mean_b -log pi(a_t|x_t) * pg_advantage_t,
-      baseline_loss = baseline_cost * sum_t mean_b 0.5 * (vs_t - v_t)^2,
+      policy_loss   = sum_t mean_b -log pi(a_t|x_t) * pg_advantage_t / sigma,
+      baseline_loss = baseline_cost * sum_t mean_b 0.5 * ((vs_t - v_t) / sigma)^2,
       entropy_loss  = -entropy_cost * sum_t mean_b H(pi(.|x_t)),
     and, for logging only, entropy (mean per-step policy entropy), mean_rho
     (mean importance weight pi/mu of the taken actions) and mean_value.
@@ -101,20 +116,22 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
   # V-trace already stops gradients; repeated here because this loss is only
   # correct if the targets are constants, whatever the returns module does.
   vs = tf.stop_gradient(returns.vs)
-  pg_advantages = tf.stop_gradient(returns.pg_advantages)
+  value_scale = tf.stop_gradient(tf.convert_to_tensor(value_scale, tf.float32))
+  pg_advantages = tf.stop_gradient(returns.pg_advantages) / value_scale
   if normalize_advantages:
     pg_advantages = normalized_advantages(pg_advantages, truncated)
 
   policy_loss = _sum_time_mean_batch(-target_log_probs * pg_advantages)
-  baseline_loss = baseline_cost * _sum_time_mean_batch(0.5 * tf.square(vs - values))
+  baseline_loss = baseline_cost * _sum_time_mean_batch(
+      0.5 * tf.square((vs - values) / value_scale))
   entropy = policy_entropy(target_logits)
   entropy_loss = -entropy_cost * _sum_time_mean_batch(entropy)
   total_loss = policy_loss + baseline_loss + entropy_loss
-  return total_loss, {
+  return ImpalaLoss(total_loss=total_loss, components={
       'policy_loss': policy_loss,
       'baseline_loss': baseline_loss,
       'entropy_loss': entropy_loss,
       'entropy': tf.reduce_mean(entropy),
       'mean_rho': tf.reduce_mean(tf.exp(log_rhos)),
       'mean_value': tf.reduce_mean(values),
-  }
+  }, value_targets=vs)

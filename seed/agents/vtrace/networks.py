@@ -53,6 +53,11 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
         1, name='baseline', kernel_initializer=self._glorot())
     self._build_variables()
 
+  @property
+  def baseline_head(self) -> keras.layers.Dense:
+    """The Dense layer giving the baseline (PopArt rescales it)."""
+    return self._baseline_head
+
   def _heads(self, features: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
     """[N, F] -> (logits [N, A], baseline [N])."""
     return self._policy_head(features), tf.squeeze(self._baseline_head(features), -1)

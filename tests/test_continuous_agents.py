@@ -97,14 +97,19 @@ def test_action_bounds_map_the_unit_box_onto_the_envs_box():
   np.testing.assert_allclose(bounds.to_env(bounds.to_unit(env)), env, rtol=1e-6)
 
 
-@pytest.mark.parametrize('spec, match', [
-    (spec_lib.EnvSpec((3,), 'float32', num_actions=2), 'continuous'),
-    (spec_lib.EnvSpec((3,), 'float32', action_shape=(1,), action_dtype='float32',
-                      action_low=(-np.inf,), action_high=(np.inf,)), 'finite action bounds'),
-    (spec_lib.EnvSpec((4, 84, 84), 'uint8', action_shape=(1,), action_dtype='float32',
-                      action_low=(-1.0,), action_high=(1.0,)), r'vector \(or matrix'),
-])
-@pytest.mark.parametrize('agent_class', [PPOAgent, SACAgent, DDPGAgent])
+_DISCRETE = spec_lib.EnvSpec((3,), 'float32', num_actions=2)
+_UNBOUNDED = spec_lib.EnvSpec((3,), 'float32', action_shape=(1,), action_dtype='float32',
+                              action_low=(-np.inf,), action_high=(np.inf,))
+_FRAMES = spec_lib.EnvSpec((4, 84, 84), 'uint8', action_shape=(1,), action_dtype='float32',
+                           action_low=(-1.0,), action_high=(1.0,))
+
+
+# PPO acts in discrete envs too (tests/test_ppo_discrete.py); SAC and DDPG do not.
+@pytest.mark.parametrize('agent_class, spec, match', [
+    (SACAgent, _DISCRETE, 'continuous'), (DDPGAgent, _DISCRETE, 'continuous')] + [
+        (agent_class, spec, match) for agent_class in (PPOAgent, SACAgent, DDPGAgent)
+        for spec, match in ((_UNBOUNDED, 'finite action bounds'),
+                            (_FRAMES, r'vector \(or matrix'))])
 def test_agents_refuse_specs_they_cannot_act_in(agent_class, spec, match):
   with pytest.raises(ValueError, match=match):
     agent_class(spec)
@@ -203,7 +208,7 @@ def test_ppo_inference_samples_inside_the_box_and_evaluation_acts_with_the_mean(
   np.testing.assert_allclose(outputs['policy_input'], agent._inputs(observation), rtol=1e-6)
 
   action, outputs, _ = agent.inference(observation, reward, done, (), _acting([True] * 64))
-  np.testing.assert_allclose(outputs['raw_action'], mean, rtol=1e-6)
+  np.testing.assert_allclose(outputs["raw_action"], mean, rtol=1e-6, atol=1e-9)
 
 
 def test_ppo_truncated_transition_has_zero_advantage_and_leaves_the_losses():

@@ -10,6 +10,10 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 
+# Reward clippings the agents accept: none, or to [-1, 1] (Atari's).
+REWARD_CLIPPINGS = (None, 'abs_one')
+
+
 def fail(config: Any, field: str, accepted: str) -> None:
   """Raises ValueError: '<Class>.<field> = <value>; accepted: <accepted>.'"""
   value = getattr(config, field)

@@ -11,7 +11,8 @@ from seed import types
 
 def apply_if_finite(optimizer, gradients: Sequence[Optional[tf.Tensor]],
                     variables: Sequence[tf.Variable], loss,
-                    max_grad_norm: Optional[float] = None) -> Tuple[tf.Tensor, tf.Tensor]:
+                    max_grad_norm: Optional[float] = None,
+                    inputs: Sequence[tf.Tensor] = ()) -> Tuple[tf.Tensor, tf.Tensor]:
   """Clips and applies `gradients` unless the loss or a gradient is NaN or Inf.
 
   One NaN applied would spread through every later update (through the Adam
@@ -27,6 +28,10 @@ def apply_if_finite(optimizer, gradients: Sequence[Optional[tf.Tensor]],
     variables: the variables `optimizer` trains.
     loss: the loss the gradients are of (any shape).
     max_grad_norm: clip the gradients to this global norm; None does not clip.
+    inputs: float tensors the loss was computed from; a NaN or Inf among them skips
+      the update too. A NaN input need not reach the loss: compiled ReLU layers
+      (oneDNN's fused MatMul + ReLU on AVX-512 CPUs) turn NaN into 0, and the loss
+      then comes out finite and wrong.
 
   Returns:
     (applied, grad_norm): a bool scalar, whether the update was applied, and the
@@ -37,6 +42,8 @@ def apply_if_finite(optimizer, gradients: Sequence[Optional[tf.Tensor]],
   # overflows when squared (clip_by_global_norm turns an Inf norm into NaNs).
   grad_norm = tf.linalg.global_norm(gradients)
   finite = tf.logical_and(tf.reduce_all(tf.math.is_finite(loss)), tf.math.is_finite(grad_norm))
+  for tensor in inputs:
+    finite = tf.logical_and(finite, tf.reduce_all(tf.math.is_finite(tensor)))
   if max_grad_norm is not None:
     gradients, _ = tf.clip_by_global_norm(gradients, max_grad_norm, use_norm=grad_norm)
 

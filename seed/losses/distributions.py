@@ -1,4 +1,5 @@
-"""Diagonal Gaussian policies for continuous control: plain (PPO) and tanh-squashed (SAC).
+"""Policy distributions: diagonal Gaussians for continuous control, plain (PPO) and
+tanh-squashed (SAC), and the categorical over discrete actions (V-trace, PPO).
 
 Shapes: `mean` is [..., A] (A action dimensions); `log_std` broadcasts against it
 (e.g. a state-independent [A] variable for PPO). Log-probabilities and entropies
@@ -167,3 +168,16 @@ def tanh_gaussian_mode(mean):
   exactly the mode of the squashed density, which shifts towards 0 for wide stds.
   """
   return tf.tanh(tf.convert_to_tensor(mean, dtype=tf.float32))
+
+
+def categorical_log_prob(logits, actions) -> tf.Tensor:
+  """log pi(a|x) of integer `actions` [...] under `logits` [..., A], any rank."""
+  logits = tf.convert_to_tensor(logits, tf.float32)
+  return -tf.nn.sparse_softmax_cross_entropy_with_logits(
+      labels=tf.cast(actions, tf.int32), logits=logits)
+
+
+def categorical_entropy(logits) -> tf.Tensor:
+  """Entropy (nats) of the categorical with `logits` [..., A] -> [...]."""
+  log_probs = tf.nn.log_softmax(tf.convert_to_tensor(logits, tf.float32))
+  return -tf.reduce_sum(tf.exp(log_probs) * log_probs, axis=-1)

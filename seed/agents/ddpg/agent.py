@@ -95,14 +95,14 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
       critic_loss = offpolicy.masked_mean(tf.square(q - targets), valid)
     critic_applied, _ = tf_agent.apply_if_finite(
         self.critic_optimizer, tape.gradient(critic_loss, critic_variables), critic_variables,
-        critic_loss)
+        critic_loss, inputs=(x, action, next_x))
 
     actor_variables = self.actor.trainable_variables
     with tf.GradientTape() as tape:
       actor_loss = -tf.reduce_mean(self.critic(x, self.actor(x)))
     actor_applied, _ = tf_agent.apply_if_finite(
         self.actor_optimizer, tape.gradient(actor_loss, actor_variables), actor_variables,
-        actor_loss)
+        actor_loss, inputs=(x,))
 
     # Each target stays with its network when that one's update was skipped, as if
     # it never came.

@@ -1,18 +1,23 @@
-"""PPO (Schulman et al., 2017) for continuous control, fed by the unroll FIFO.
+"""PPO (Schulman et al., 2017), continuous or discrete actions, fed by the unroll FIFO.
 
-Actors act through central inference with the current Gaussian policy; each
-inference stores the sampled (unclipped) unit-space action and its log-probability.
-A train step takes `batch_unrolls` unrolls of T + 1 steps, computes GAE once with
-the value network as it is, then runs `epochs` passes of `num_minibatches` shuffled
-minibatches of the clipped objective, all in one compiled call. The behaviour
-log-probabilities are the stored ones, so the few updates of policy lag the FIFO
-adds are covered by the ratio and its clip.
+Actors act through central inference with the current policy: a Gaussian over a
+box of actions (MuJoCo, DM Control) or a categorical over discrete ones (Atari,
+classic control, cleanrl's ppo_atari); see seed/agents/ppo/policies.py. Each
+inference stores the log-probability of the action it sampled (and, for the
+Gaussian, the unclipped unit-space sample). A train step takes `batch_unrolls`
+unrolls of T + 1 steps, computes GAE once with the value network as it is, then
+runs `epochs` passes of `num_minibatches` shuffled minibatches of the clipped
+objective, all in one compiled call. The behaviour log-probabilities are the
+stored ones, so the few updates of policy lag the FIFO adds are covered by the
+ratio and its clip.
 
-Observations are normalised by running statistics on the learner (mean/var, clip
-`observation_clip`), updated from each training batch and saved with the model.
-Inference stores the normalised input it acted on (`policy_input`) and training
-reuses it, so the ratio compares the policies on the very inputs the behaviour
-policy saw, however far the statistics have moved since.
+Vector observations may be normalised by running statistics on the learner
+(mean/var, clip `observation_clip`), updated from each training batch and saved
+with the model. Inference then stores the normalised input it acted on
+(`policy_input`) and training reuses it, so the ratio compares the policies on the
+very inputs the behaviour policy saw, however far the statistics have moved since.
+Image observations are never normalised (frames are scaled by 1/255) and training
+reads them from the unroll itself.
 
 Time limits: the actor sends the reset observation, never the final one, so a
 transition that was truncated has no next state to bootstrap from. Its TD error is
@@ -30,50 +35,63 @@ from seed.agents import base
 from seed.agents import continuous
 from seed.agents import mlp
 from seed.agents import tf_agent
+from seed.agents import torsos
 from seed.agents.ppo import config as config_lib
-from seed.agents.ppo import networks
-from seed.losses import distributions
+from seed.agents.ppo import policies
 from seed.losses import gae as gae_lib
 from seed.losses import ppo as ppo_lib
 from seed.losses import shapes
 
 
 class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
-  """Clipped PPO with GAE, a Gaussian policy with state-independent log-std, Adam.
+  """Clipped PPO with GAE and Adam; a Gaussian or a categorical policy by the env's
+  actions.
 
   Every hyperparameter is in `config` (a PPOConfig, which gin binds). Feed-forward:
-  the core state is (); evaluation envs (ActingParams.evaluation) act with the mean.
+  the core state is (); evaluation envs (ActingParams.evaluation) act with the mean
+  (Gaussian) or the most probable action (categorical). `trained_outputs` depends
+  on the policy, so it is an attribute of each agent.
   """
 
   input_kind = 'fifo'
-  trained_outputs = ('raw_action', 'log_prob', 'policy_input')
   config_class = config_lib.PPOConfig
 
   def __init__(self, env_spec, config: Optional[config_lib.PPOConfig] = None):
     """Builds the network and optimizer.
 
     Args:
-      env_spec: the env's EnvSpec; a vector observation and a finite action box.
+      env_spec: the env's EnvSpec: discrete actions with vector or [C, H, W] image
+        observations, or a finite action box with vector observations.
       config: the hyperparameters; None takes PPOConfig() as gin binds it.
 
     Raises:
-      ValueError: for an env spec the agent cannot act in (the config checks itself).
+      ValueError: for an env spec the agent cannot act in, or a torso or
+        normalisation the observations do not allow (the config checks itself).
     """
-    continuous.check_continuous_spec(env_spec, 'PPOAgent')
     self.config = config = config if config is not None else config_lib.PPOConfig()
     self._env_spec = env_spec
-    self._bounds = continuous.ActionBounds(env_spec)
+    self._observation_shape = tuple(env_spec.observation_shape)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
+    if not env_spec.is_discrete:
+      continuous.check_continuous_spec(env_spec, 'PPOAgent')  # Vector observations.
+    self._torso = torsos.resolve_torso(config.torso, env_spec.observation_shape)
+    if self._torso != 'mlp' and config.normalize_observations:
+      raise ValueError('PPOConfig.normalize_observations = True; accepted: False for '
+                       f'image observations (torso {self._torso!r} scales frames by 1/255).')
     self._normalizer = (continuous.ObservationNormalizer(self._observation_size,
                                                          config.observation_clip)
                         if config.normalize_observations else None)
-    self._network = networks.GaussianPolicyValue(
-        self._observation_size, self._bounds.size, config.hidden_sizes,
-        initial_log_std=float(config.initial_log_std), seed=config.seed)
+    if env_spec.is_discrete:
+      self._policy = policies.CategoricalPolicy(env_spec, config, self._torso,
+                                                stores_inputs=self._normalizer is not None)
+    else:
+      self._policy = policies.GaussianPolicy(env_spec, config, self._observation_size)
+    self.trained_outputs = self._policy.trained_outputs
+    self._network = self._policy.network
     self._configured_learning_rate = float(config.learning_rate)
     self._optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
     # Separate streams: inference and training run on different threads.
-    self._action_noise = tf.random.Generator.from_seed(config.seed)
+    self._action_noise = self._policy.noise
     self._shuffle = tf.random.Generator.from_seed(config.seed + 1)
     self._train_function = tf.function(self._train)
 
@@ -95,21 +113,23 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     return ()
 
   def _inputs(self, observation):
+    """The policy's inputs: flat float32 [N, D] (normalised if configured) for the
+    MLPs, the observations as they are for the image torsos."""
+    if self._torso != 'mlp':
+      return tf.convert_to_tensor(observation)
     normalize = self._normalizer.normalize if self._normalizer is not None else None
     return mlp.flatten_observation(observation, self._observation_size, normalize)
 
   @tf.function
   def inference(self, observation, reward, done, core_state, acting: types.ActingParams):
-    """Samples unit-space actions (the mean for evaluation envs); see base.Agent.inference."""
+    """Samples actions (the mean or most probable for evaluation envs); see
+    base.Agent.inference."""
     del reward, done  # Feed-forward: nothing to reset.
     policy_input = self._inputs(observation)
-    mean, log_std = self._network.policy(policy_input)
-    sample = distributions.sample_diag_gaussian(mean, log_std, generator=self._action_noise)
-    evaluation = tf.expand_dims(tf.cast(acting.evaluation, tf.bool), -1)
-    raw_action = tf.where(evaluation, mean, sample)
-    log_prob = distributions.diag_gaussian_log_prob(raw_action, mean, log_std)
-    outputs = {'raw_action': raw_action, 'log_prob': log_prob, 'policy_input': policy_input}
-    return self._bounds.to_env(raw_action), outputs, core_state
+    action, outputs = self._policy.act(policy_input, tf.cast(acting.evaluation, tf.bool))
+    if 'policy_input' in self.trained_outputs:
+      outputs['policy_input'] = policy_input
+    return action, outputs, core_state
 
   def checkpoint_items(self) -> Dict[str, object]:
     # The random streams too, so a resumed run continues them.
@@ -130,7 +150,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     Returns:
       logs, Python floats averaged over the minibatches: policy_loss, value_loss,
       entropy, approx_kl, clip_fraction, grad_norm (before clipping); plus mean_value,
-      mean_advantage (before normalisation), log_std, learning_rate, and
+      mean_advantage (before normalisation), log_std (Gaussian), learning_rate, and
       observation_count with normalisation; skipped_updates, how many of the updates
       a NaN or Inf loss or gradient left out (see tf_agent.apply_if_finite; the
       observations of such a batch do not update the normalisation). No priorities.
@@ -154,19 +174,31 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
       logs.update(self._normalizer.logs())
     return types.TrainResult(logs=logs, skipped_updates=skipped)
 
+  def _train_inputs(self, steps: types.Steps) -> tf.Tensor:
+    """[B * (T + 1), ...] the inputs the policy acted on, batch-major: the stored
+    normalised ones, else the observations (flattened to float32 for the MLPs)."""
+    if 'policy_input' in self.trained_outputs:
+      return tf.reshape(tf.cast(steps.policy_outputs['policy_input'], tf.float32),
+                        [-1, self._observation_size])
+    if self._torso == 'mlp':
+      return tf.reshape(tf.cast(steps.observation, tf.float32), [-1, self._observation_size])
+    return tf.reshape(steps.observation, (-1,) + self._observation_shape)
+
   def _advantages(self, steps: types.Steps):
     """GAE over the batch, N = B * T rows batch-major.
 
-    Returns (x [N, D], advantages [N], returns [N], valid [N], values [B, T + 1]).
+    Returns (x [N, ...], advantages [N], returns [N], valid [N], values [B, T + 1]).
     """
     config = self.config
     batch_unrolls, num_steps = self.batch_unrolls, self.unroll_length + 1
-    x = tf.reshape(tf.cast(steps.policy_outputs['policy_input'], tf.float32),
-                   [-1, self._observation_size])
+    x = self._train_inputs(steps)
     values = tf.reshape(self._network.value(x), [batch_unrolls, num_steps])
-    x = tf.reshape(x, [batch_unrolls, num_steps, self._observation_size])
+    input_shape = tuple(x.shape[1:])
+    x = tf.reshape(x, (batch_unrolls, num_steps) + input_shape)
 
     rewards = config.reward_scale * shapes.time_major(tf.cast(steps.reward[:, 1:], tf.float32))
+    if config.reward_clipping == 'abs_one':
+      rewards = tf.clip_by_value(rewards, -1.0, 1.0)
     terminated = shapes.time_major(tf.cast(steps.terminated[:, 1:], tf.bool))
     truncated = shapes.time_major(tf.cast(steps.truncated[:, 1:], tf.bool))
     truncated = tf.logical_and(truncated, tf.logical_not(terminated))  # Termination wins.
@@ -183,18 +215,18 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
       return tf.reshape(shapes.batch_major(t), [-1])
 
     valid = tf.cast(tf.logical_not(flat(truncated)), tf.float32)
-    x = tf.reshape(x[:, :-1], [-1, self._observation_size])
+    x = tf.reshape(x[:, :-1], (-1,) + input_shape)
     return x, flat(advantages), flat(returns), valid, values
 
   def _train(self, steps: types.Steps):
     """The compiled part: GAE, then epochs x minibatches of updates.
 
-    Reads the stored policy_input, never the raw observation (see the module docstring).
+    Reads the stored policy_input where there is one, never the raw observation
+    (see the module docstring).
     """
     config = self.config
     x, advantages, returns, valid, values = self._advantages(steps)
-    raw_actions = tf.reshape(tf.cast(steps.policy_outputs['raw_action'][:, :-1], tf.float32),
-                             [-1, self._bounds.size])
+    actions = self._policy.taken_actions(steps)
     old_log_probs = tf.reshape(tf.cast(steps.policy_outputs['log_prob'][:, :-1], tf.float32),
                                [-1])
     size = config.minibatch_transitions
@@ -213,15 +245,13 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
         advantages_mb = ppo_lib.normalize_advantages(tf.gather(advantages, indices)) * valid_mb
         old_log_prob_mb = tf.gather(old_log_probs, indices)
         with tf.GradientTape() as tape:
-          mean, log_std = self._network.policy(x_mb)
-          log_prob = distributions.diag_gaussian_log_prob(
-              tf.gather(raw_actions, indices), mean, log_std)
+          log_prob, entropy = self._policy.log_prob_and_entropy(
+              x_mb, tf.gather(actions, indices))
           policy_loss = ppo_lib.ppo_clipped_loss(log_prob, old_log_prob_mb, advantages_mb,
                                                  config.clip)
           value_errors = self._network.value(x_mb) - tf.gather(returns, indices)
           value_loss = 0.5 * tf.reduce_sum(valid_mb * tf.square(value_errors)) / tf.maximum(
               tf.reduce_sum(valid_mb), 1.0)
-          entropy = tf.reduce_mean(distributions.diag_gaussian_entropy(mean, log_std))
           loss = policy_loss + config.value_cost * value_loss - config.entropy_cost * entropy
         gradients = tape.gradient(loss, variables)
         applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
@@ -236,6 +266,6 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     logs = {name: total / num_updates for name, total in totals.items()}
     logs['skipped_updates'] = skipped
     logs.update(mean_value=tf.reduce_mean(values), mean_advantage=tf.reduce_mean(advantages),
-                log_std=tf.reduce_mean(self._network.log_std),
-                learning_rate=tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32))
+                learning_rate=tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32),
+                **self._policy.logs())
     return logs

@@ -4,13 +4,17 @@ Defaults are the usual MuJoCo ones (Schulman et al., 2017; CleanRL's
 ppo_continuous_action): 2,048 transitions per update (32 unrolls x 64), 10 epochs x
 32 minibatches, Adam 3e-4, clip 0.2, GAE lambda 0.95, gamma 0.99, value cost 0.5, no
 entropy bonus, global-norm clip 0.5, 64x64 tanh MLPs.
+
+The same config serves discrete actions (gin/atari/ppo.gin and gin/classic/ppo.gin
+set cleanrl's ppo_atari and ppo values there).
 """
 import dataclasses
-from typing import Tuple
+from typing import Optional, Tuple
 
 import gin
 
 from seed.agents import config_checks as checks
+from seed.agents import torsos
 
 
 @gin.configurable
@@ -44,6 +48,10 @@ class PPOConfig:
   """Global-norm clip of each minibatch's gradient, > 0."""
   hidden_sizes: Tuple[int, ...] = (64, 64)
   """Hidden layer widths (units) of the policy and of the value MLP."""
+  torso: str = 'auto'
+  """'auto' (mlp for vector observations, nature for [C, H, W] images), 'mlp',
+  'nature' or 'impala_shallow'. Image torsos are shared by the policy and value
+  heads (discrete actions only); the mlp is one per head."""
   normalize_observations: bool = True
   """Normalise observations by running statistics (updated on the learner)."""
   observation_clip: float = 10.0
@@ -53,6 +61,9 @@ class PPOConfig:
   reward_scale: float = 1.0
   """Rewards are multiplied by this in the loss only (logged returns are the env's),
   > 0; 0.1 keeps MuJoCo value targets near unit scale."""
+  reward_clipping: Optional[str] = None
+  """None, or 'abs_one' to clip the (scaled) rewards to [-1, 1] in the loss only,
+  as Atari agents do."""
   seed: int = 0
   """Seeds the weights, the action noise and the minibatch shuffles, >= 0."""
 
@@ -73,6 +84,8 @@ class PPOConfig:
     checks.positive(self, 'learning_rate', 'adam_epsilon', 'max_grad_norm',
                     'observation_clip', 'reward_scale')
     checks.one_of(self, 'normalize_observations', (True, False))
+    checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
+    checks.one_of(self, 'reward_clipping', checks.REWARD_CLIPPINGS)
     checks.widths(self, 'hidden_sizes')
 
   @property

@@ -130,7 +130,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
                      offpolicy.masked_mean(tf.square(q2 - targets), valid))
     critic_applied, _ = tf_agent.apply_if_finite(
         self.critic_optimizer, tape.gradient(critic_loss, critic_variables), critic_variables,
-        critic_loss)
+        critic_loss, inputs=(x, action, next_x))
 
     actor_variables = self.actor.trainable_variables
     with tf.GradientTape() as tape:
@@ -139,7 +139,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
                                            self.critic2(x, sample.action), alpha)
     actor_applied, _ = tf_agent.apply_if_finite(
         self.actor_optimizer, tape.gradient(actor_loss, actor_variables), actor_variables,
-        actor_loss)
+        actor_loss, inputs=(x,))
 
     temperature_variables = self.temperature.trainable_variables
     with tf.GradientTape() as tape:
@@ -147,7 +147,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
                                                   self._target_entropy)
     temperature_applied, _ = tf_agent.apply_if_finite(
         self.temperature_optimizer, tape.gradient(temperature_loss, temperature_variables),
-        temperature_variables, temperature_loss)
+        temperature_variables, temperature_loss, inputs=(x,))
 
     # The targets stay with critics whose update was skipped, as if it never came.
     tf.cond(critic_applied,

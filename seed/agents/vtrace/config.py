@@ -14,7 +14,6 @@ from seed.agents import config_checks as checks
 from seed.agents import torsos
 
 OPTIMIZERS = ('adam', 'rmsprop')
-REWARD_CLIPPINGS = (None, 'abs_one')
 VALUE_NORMALIZATIONS = (None, 'popart')
 
 
@@ -90,7 +89,7 @@ class VTraceConfig:
     checks.positive(self, 'max_grad_norm', 'clip_rho_threshold', 'clip_pg_rho_threshold',
                     optional=True)
     checks.one_of(self, 'optimizer', OPTIMIZERS)
-    checks.one_of(self, 'reward_clipping', REWARD_CLIPPINGS)
+    checks.one_of(self, 'reward_clipping', checks.REWARD_CLIPPINGS)
     checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.one_of(self, 'normalize_advantages', (False, True))

@@ -14,6 +14,7 @@ from typing import Dict, NamedTuple
 
 import tensorflow as tf
 
+from seed.losses import distributions
 from seed.losses import vtrace
 
 
@@ -43,13 +44,6 @@ def normalized_advantages(advantages, truncated=None, epsilon=1e-8) -> tf.Tensor
   mean = tf.reduce_sum(advantages * valid) / count
   variance = tf.reduce_sum(tf.square(advantages - mean) * valid) / count
   return valid * (advantages - mean) / (tf.sqrt(variance) + epsilon)
-
-
-def policy_entropy(logits) -> tf.Tensor:
-  """Entropy (nats) of the categorical policy, [..., A] -> [...]."""
-  logits = tf.convert_to_tensor(logits, tf.float32)
-  log_probs = tf.nn.log_softmax(logits)
-  return -tf.reduce_sum(tf.exp(log_probs) * log_probs, axis=-1)
 
 
 def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_value,
@@ -124,7 +118,7 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
   policy_loss = _sum_time_mean_batch(-target_log_probs * pg_advantages)
   baseline_loss = baseline_cost * _sum_time_mean_batch(
       0.5 * tf.square((vs - values) / value_scale))
-  entropy = policy_entropy(target_logits)
+  entropy = distributions.categorical_entropy(target_logits)
   entropy_loss = -entropy_cost * _sum_time_mean_batch(entropy)
   total_loss = policy_loss + baseline_loss + entropy_loss
   return ImpalaLoss(total_loss=total_loss, components={

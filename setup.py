@@ -45,6 +45,8 @@ setuptools.setup(
         'learner-gpu': ['tensorflow[and-cuda]==2.21.0', 'tensorboard',
                         'grpcio-health-checking==1.85.1', 'cloudml-hypertune==0.1.0.dev6',
                         'zstandard>=0.23', 'psutil>=5.9'],
+        # bench/plot_curves.py writes the learning curves in docs/learning.md.
+        'plots': ['matplotlib>=3.8'],
         'test': ['pytest>=8', 'pytest-timeout', 'grpcio-tools==1.85.1',
                  'psutil>=5.9'],  # the fault harness watches the learner's memory
     },

@@ -82,3 +82,18 @@ def test_agents_that_set_the_replay_ratio_refuse_a_bound_one():
       learner_runtime._replay_ratio(agent)
   finally:
     gin.clear_config()
+
+
+@pytest.mark.parametrize('agent_name', ['vtrace', 'ppo'])
+def test_the_classic_configs_build_on_every_suite_task(agent_name):
+  from bench import classic_control  # pylint: disable=g-import-not-at-top
+  agent_class = agents.agent_class(agent_name)
+  for task in classic_control.TASKS:
+    gin.clear_config()
+    try:
+      config.parse_gin([os.path.join(REPO, 'gin', 'classic', f'{agent_name}.gin')],
+                       [f'EnvConfig.name = {task.env_name!r}'])
+      agent = agent_class(EnvConfig().spec())  # Raises for a spec it cannot act in.
+      assert agent.trained_outputs
+    finally:
+      gin.clear_config()

@@ -84,3 +84,23 @@ def test_ppo_solves_pendulum_within_200k_steps(tmp_path):
                                     agent='ppo')
   assert mean_return >= -300, f'best mean return over 20 episodes: {mean_return}'
   assert frames <= 200_000
+
+
+# The two quickest tasks of the classic-control suite (bench/classic_control.py), with
+# its one config per agent, frame budgets and targets; the suite runs all five.
+CLASSIC_CI_TASKS = ('cartpole', 'acrobot')
+
+
+@pytest.mark.parametrize('agent', ['vtrace', 'ppo'])
+@pytest.mark.parametrize('task_key', CLASSIC_CI_TASKS)
+def test_classic_control_config_learns_the_quickest_suite_tasks(tmp_path, agent, task_key):
+  from bench import classic_control  # pylint: disable=g-import-not-at-top
+  task = classic_control.TASKS_BY_KEY[task_key]
+  window = classic_control.WINDOW_EPISODES
+  frames, mean_return = train_until(
+      tmp_path, f'gin/classic/{agent}.gin', target=task.target_return,
+      max_frames=task.max_env_frames, window=window, agent=agent,
+      bindings=[f'EnvConfig.name={task.env_name!r}'])
+  assert mean_return >= task.target_return, (
+      f'best mean return over {window} episodes: {mean_return}')
+  assert frames <= task.max_env_frames

@@ -1,4 +1,4 @@
-"""The throughput benchmark runs end to end with a tiny budget (figures are not checked)."""
+"""The benchmarks run end to end with tiny budgets (figures are not checked)."""
 import re
 import subprocess
 import sys
@@ -43,3 +43,31 @@ def test_replay_storage_benchmark_prints_before_and_after():
     cells = [c.strip() for c in row.strip('|').split('|')]
     assert re.fullmatch(r'[\d,.]+', cells[1]) and re.fullmatch(r'[\d,.]+', cells[2]), row
     assert re.fullmatch(r'[\d,.]+x', cells[3]), row
+
+
+def test_classic_suite_plot_and_feature_scale_run_end_to_end(tmp_path):
+  # A few thousand frames: far from the target, so the suite exits 1; the table, the
+  # JSON row, the PNG and the feature table must all come out.
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.classic_control', '--gin_file=gin/classic/vtrace.gin',
+       '--agent=vtrace', '--tasks', 'cartpole', '--max_env_frames=3000', '--num_actors=1',
+       '--num_envs=2', f'--logdir={tmp_path}'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 1, result.stdout + result.stderr
+  assert re.search(r'^\| CartPole-v1 \| dense positive: \+1 a step \| [\d,]+ \| [\d.]+ \| '
+                   r'[\d.]+ \| 400 \| NO \|', result.stdout, re.MULTILINE), result.stdout
+  assert (tmp_path / 'suite.jsonl').read_text().count('\n') == 1
+  png = tmp_path / 'curve.png'
+  plot = subprocess.run(
+      [sys.executable, '-m', 'bench.plot_curves', f'--run=cartpole={tmp_path / "cartpole"}',
+       '--reference=target=400', f'--out={png}'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  assert plot.returncode == 0, plot.stdout + plot.stderr
+  assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+  scale = subprocess.run(
+      [sys.executable, '-m', 'bench.feature_scale', '--gin_file=gin/classic/vtrace.gin',
+       f'--checkpoint_dir={tmp_path / "cartpole" / "ckpt"}', '--states=50'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  assert scale.returncode == 0, scale.stdout + scale.stderr
+  rows = [line for line in scale.stdout.splitlines() if re.match(r'\| (init|ckpt-\d+) \|', line)]
+  assert len(rows) >= 2, scale.stdout

@@ -40,13 +40,6 @@ def first_solved(episodes, target, window, label):
   return result
 
 
-def test_vtrace_solves_cartpole(tmp_path):
-  frames, mean_return = train_until(tmp_path, 'gin/toy/vtrace.gin', target=400,
-                                    max_frames=1_000_000, window=20)
-  assert mean_return >= 400, f'best mean return over 20 episodes: {mean_return}'
-  assert frames <= 1_000_000
-
-
 def test_vtrace_learns_catch(tmp_path):
   # Catch returns are +-1: a 100-episode window keeps a lucky streak from counting.
   frames, mean_return = train_until(tmp_path, 'gin/toy/vtrace.gin', target=0.9,
@@ -86,13 +79,13 @@ def test_ppo_solves_pendulum_within_200k_steps(tmp_path):
   assert frames <= 200_000
 
 
-# The two quickest tasks of the classic-control suite (bench/classic_control.py), with
-# its one config per agent, frame budgets and targets; the suite runs all five.
-CLASSIC_CI_TASKS = ('cartpole', 'acrobot')
-
-
-@pytest.mark.parametrize('agent', ['vtrace', 'ppo'])
-@pytest.mark.parametrize('task_key', CLASSIC_CI_TASKS)
+# The two quickest tasks of the classic-control suite (bench/classic_control.py) with
+# its one config per agent, frame budgets and targets (the suite runs all five):
+# V-trace on both (CartPole here replaces the toy config's CartPole test, which the
+# Catch test still covers), discrete PPO on Acrobot (about 40K frames; CartPole takes
+# it about 200K, which CI time does not have room for).
+@pytest.mark.parametrize('agent, task_key', [
+    ('vtrace', 'cartpole'), ('vtrace', 'acrobot'), ('ppo', 'acrobot')])
 def test_classic_control_config_learns_the_quickest_suite_tasks(tmp_path, agent, task_key):
   from bench import classic_control  # pylint: disable=g-import-not-at-top
   task = classic_control.TASKS_BY_KEY[task_key]

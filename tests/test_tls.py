@@ -199,6 +199,10 @@ def test_the_learner_refuses_bad_settings_before_it_starts(certs, tmp_path, flag
 @pytest.mark.parametrize('binding,message', [
     ("EnvConfig.name='Acrobot-v1'", "Unknown env name 'Acrobot-v1'"),
     ('VTraceConfig.batch_unrolls=0', 'batch_unrolls'),
+    # Two normalisations of the advantages at once, and a reward scale <= 0.
+    ("VTraceConfig.value_normalization='popart'\nVTraceConfig.normalize_advantages=True",
+     'VTraceConfig.normalize_advantages = True and VTraceConfig.value_normalization'),
+    ('VTraceConfig.reward_scale=-1.0', 'VTraceConfig.reward_scale = -1.0; accepted: a number > 0'),
 ])
 def test_a_bad_env_or_agent_binding_is_one_clear_line(tmp_path, binding, message):
   result = run_learner(f'--logdir={tmp_path / "run"}', '--agent=vtrace',

@@ -224,10 +224,32 @@ def test_checkpoint_round_trip_restores_weights_and_optimizer(tmp_path):
     (CARTPOLE, dict(max_grad_norm=0.0),
      'VTraceConfig.max_grad_norm = 0.0; accepted: a number > 0, or None'),
     (CARTPOLE, dict(mlp_hidden_sizes=(64, 0)), 'VTraceConfig.mlp_hidden_sizes'),
+    (CARTPOLE, dict(initializer='he'),
+     "VTraceConfig.initializer = 'he'; accepted: one of 'glorot', 'orthogonal'"),
 ])
 def test_constructor_rejects_bad_arguments(spec, kwargs, match):
   with pytest.raises(ValueError, match=match):
     _agent(spec, **kwargs)
+
+
+def test_orthogonal_init_gives_near_uniform_policy_and_larger_features():
+  # The policy head's gain 0.01 starts every state near the uniform policy; the
+  # torso's gain sqrt(2) keeps the features' scale through the ReLU layers, where
+  # Glorot's shrinks it (the Pong diagnosis in docs/learning.md).
+  observation = random_observations(ATARI, (8,), np.random.default_rng(0))
+  scales = {}
+  for initializer in ('glorot', 'orthogonal'):
+    network = _agent(ATARI, initializer=initializer).network
+    features, _ = network._core_step(observation, np.zeros(8, bool), ())  # pylint: disable=protected-access
+    logits, _ = network._heads(features)  # pylint: disable=protected-access
+    scales[initializer] = (float(np.abs(features).mean()),
+                           float(np.ptp(logits.numpy(), axis=-1).max()))
+  assert scales['orthogonal'][0] > 2 * scales['glorot'][0]
+  assert scales['orthogonal'][1] < 0.05 < scales['glorot'][1]
+  policy_kernel = _agent(ATARI, initializer='orthogonal').network._policy_head.kernel  # pylint: disable=protected-access
+  # An orthogonal [512, 6] kernel of gain g has orthonormal columns times g.
+  np.testing.assert_allclose(tf.linalg.norm(policy_kernel, axis=0).numpy(),
+                             np.full(6, 0.01), rtol=1e-4)
 
 
 def test_train_step_rejects_a_sample_of_the_wrong_shape():

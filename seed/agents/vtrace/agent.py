@@ -50,7 +50,8 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     self._network = networks.PolicyValueNetwork(
         env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
         torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
-        use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed)
+        use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
+        initializer=config.initializer)
     self._configured_learning_rate = float(config.learning_rate)
     if config.optimizer == 'adam':
       self._optimizer = keras.optimizers.Adam(config.learning_rate,

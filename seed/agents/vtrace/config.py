@@ -11,6 +11,7 @@ from typing import Optional, Tuple
 import gin
 
 from seed.agents import config_checks as checks
+from seed.agents import mlp
 from seed.agents import torsos
 
 OPTIMIZERS = ('adam', 'rmsprop')
@@ -69,6 +70,11 @@ class VTraceConfig:
   'impala_shallow'; image torsos take [C, H, W] observations."""
   mlp_hidden_sizes: Tuple[int, ...] = (64, 64)
   """Hidden layer widths (units) of the mlp torso."""
+  initializer: str = 'glorot'
+  """'glorot' (uniform, every layer) or 'orthogonal': the torso with gain sqrt(2),
+  the policy head 0.01 and the baseline head 1.0 (the init of PPO and A2C on
+  Atari). Glorot's variance halves through each ReLU layer, so on Pong's frames
+  the Nature torso's features barely differ between states (docs/learning.md)."""
   use_lstm: bool = False
   """Put an LSTM core after the torso."""
   lstm_size: int = 256
@@ -91,6 +97,7 @@ class VTraceConfig:
     checks.one_of(self, 'optimizer', OPTIMIZERS)
     checks.one_of(self, 'reward_clipping', checks.REWARD_CLIPPINGS)
     checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
+    checks.one_of(self, 'initializer', mlp.INITIALIZERS)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.one_of(self, 'normalize_advantages', (False, True))
     checks.one_of(self, 'value_normalization', VALUE_NORMALIZATIONS)

@@ -20,6 +20,7 @@ so `tf.train.Checkpoint` finds them all without a first call.
 from typing import Sequence, Tuple
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from seed.agents import torsos
@@ -34,13 +35,23 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
 
   def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
                num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
-               use_lstm: bool, lstm_size: int, seed: int, name: str = 'policy_value'):
-    """torso, mlp_hidden_sizes, use_lstm, lstm_size, seed: the VTraceConfig fields."""
+               use_lstm: bool, lstm_size: int, seed: int, initializer: str = 'glorot',
+               name: str = 'policy_value'):
+    """torso, mlp_hidden_sizes, use_lstm, lstm_size, seed, initializer: the
+    VTraceConfig fields."""
     super().__init__(name=name)
     self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
                     lstm_size, seed)
+    orthogonal = initializer == 'orthogonal'
+
+    def init(gain: float):
+      # Glorot ignores the gain; each call draws the next seed of the stream.
+      if orthogonal:
+        return keras.initializers.Orthogonal(gain=gain, seed=self._next_seed())
+      return self._glorot()
+
     self._torso_layers = torsos.build_torso_layers(self._torso_name, mlp_hidden_sizes,
-                                                   self._glorot)
+                                                   lambda: init(np.sqrt(2.0)))
     # tf.train.Checkpoint does not follow Keras 3's wrapped lists: without an
     # attribute of its own, a torso layer was saved only by position through the
     # optimizer, and a restore of the model alone silently lost it.
@@ -48,9 +59,9 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
       setattr(self, f'_torso_layer_{i}', layer)
     self._lstm = self._make_lstm()
     self._policy_head = keras.layers.Dense(
-        self._num_actions, name='policy_logits', kernel_initializer=self._glorot())
+        self._num_actions, name='policy_logits', kernel_initializer=init(0.01))
     self._baseline_head = keras.layers.Dense(
-        1, name='baseline', kernel_initializer=self._glorot())
+        1, name='baseline', kernel_initializer=init(1.0))
     self._build_variables()
 
   @property

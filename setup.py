@@ -47,6 +47,9 @@ setuptools.setup(
                         'zstandard>=0.23', 'psutil>=5.9'],
         # bench/plot_curves.py writes the learning curves in docs/learning.md.
         'plots': ['matplotlib>=3.8'],
+        # python -m seed.evaluate --video: MP4 through imageio's ffmpeg plugin, whose wheel
+        # carries an ffmpeg binary (nothing to install beside it).
+        'video': ['imageio>=2.31', 'imageio-ffmpeg>=0.5'],
         'test': ['pytest>=8', 'pytest-timeout', 'grpcio-tools==1.85.1',
                  'psutil>=5.9'],  # the fault harness watches the learner's memory
     },

@@ -62,6 +62,16 @@ flags.DEFINE_bool('train', True, 'Train. --notrain serves inference only and dro
                   'unrolls (to measure the inference loop).')
 flags.DEFINE_bool('checkpoint_replay', True, 'Save replay contents with each checkpoint, so '
                   'a resumed run keeps them (replay agents; the file can be GBs).')
+flags.DEFINE_string('init_checkpoint', None, 'Start a new run from this checkpoint (a prefix '
+                    'like RUN/ckpt/ckpt-7, or a run directory: its latest): model, optimizer '
+                    'and agent state. Ignored when --logdir has a checkpoint of its own.')
+flags.DEFINE_string('init_counters', 'restart', 'With --init_checkpoint: restart (env frames '
+                    'and learner steps from 0) or continue (from the checkpoint\'s).')
+flags.DEFINE_string('replay_parameters', None, 'Replay mixture of a queue-fed agent (vtrace, '
+                    'ppo) as JSON, over ReplayMixtureConfig.replays: a list of replays with '
+                    'kind (queue, uniform, prioritized, elite, attentive), capacity and '
+                    'sample_ratio, e.g. \'[{"kind": "queue", "capacity": 1, "sample_ratio": '
+                    '0.5}, {"kind": "uniform", "capacity": 10000, "sample_ratio": 0.5}]\'.')
 flags.DEFINE_string('tls_cert_file', None, 'PEM certificate: serve over TLS.')
 flags.DEFINE_string('tls_key_file', None, 'PEM private key for --tls_cert_file.')
 flags.DEFINE_string('auth_token_file', None, 'File with a shared token actors must present '

@@ -1,9 +1,9 @@
 # Sourced by run_local.sh and run_tests.sh: create or reuse .venv and install
-# seed into it (editable) with the learner, test and plots extras. Both scripts install
+# seed into it (editable) with the learner, test, plots and video extras. Both scripts install
 # the same set, so neither reinstalls over the other; it reinstalls only when
 # setup.py changes.
 ensure_venv() {
-  local extras="learner,test,plots"
+  local extras="learner,test,plots,video"
   local root
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   local venv="${SEED_VENV:-$root/.venv}"

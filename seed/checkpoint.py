@@ -8,6 +8,7 @@ from typing import Any, Dict
 
 import tensorflow as tf
 
+from seed import checkpoint_match
 from seed.counters import Counters
 
 _log = logging.getLogger(__name__)
@@ -84,6 +85,26 @@ class Checkpointer:
           f'no checkpoint in {self.directory} could be read ({"; ".join(errors)}); fix what '
           'the errors name, or move the directory aside to start afresh')
     return False
+
+  def restore_initial(self, path: str, load_counters: bool) -> str:
+    """Starts this run from another run's checkpoint: its model, optimizer and agent
+    extras, not its replay. Returns the prefix read.
+
+    Args:
+      path: a checkpoint prefix (RUN/ckpt/ckpt-7) or a run directory (its latest).
+      load_counters: continue the checkpoint's counters; False leaves them at zero.
+
+    Raises:
+      checkpoint_match.CheckpointMismatchError: it does not fit this network.
+      ValueError: there is no such checkpoint, or it cannot be read.
+    """
+    prefix = checkpoint_match.resolve(path)
+    checkpoint_match.restore(self._checkpoint, prefix)
+    if load_counters:
+      self._counters.load_array(self._counter_values.numpy())
+    _log.info('initialised from %s (counters %s): %s', prefix,
+              'continued' if load_counters else 'restarted', self._counters.snapshot())
+    return prefix
 
   def save(self) -> str:
     """Writes a new checkpoint; raises CheckpointWriteError, leaving the previous one intact."""

@@ -1,7 +1,8 @@
-"""Gin parsing and writing the run's configuration into its directory."""
+"""Gin parsing, and the run's configuration written into (and read back from) its directory."""
+import importlib
 import os
 import re
-from typing import Iterable, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
 
 import gin
 
@@ -62,6 +63,42 @@ def parse_gin(gin_files: Sequence[str], gin_bindings: Sequence[str],
   if env_name:
     bindings.append(f'EnvConfig.name = {env_name!r}')
   gin.parse_config_files_and_bindings(list(gin_files), bindings, skip_unknown=skip_unknown)
+
+
+def register_learner_configurables(agent: str) -> None:
+  """Imports what the learner binds in gin (its runtime and `agent`'s config), so another
+  process (seed.evaluate, seed.experiments) parses a config as strictly as the learner
+  does. Imports TensorFlow. Raises ValueError for an unknown agent, naming the known ones."""
+  from seed import agents  # pylint: disable=g-import-not-at-top
+  importlib.import_module('seed.learner_runtime')
+  agents.agent_class(agent)
+
+
+def read_saved_flags(logdir: str, bool_names: Iterable[str] = ()) -> Dict[str, List[str]]:
+  """The flags in <logdir>/flags.txt as {name: [values, in order]}; {} if there is none.
+
+  absl writes one `--name=value` a line (a multi-valued flag once per value) and
+  booleans as `--name` or `--noname`: those are read as 'true' or 'false' under
+  `name`, where `name` is in `bool_names` (a bare `--noX` could be X's or noX's).
+  """
+  path = os.path.join(logdir, 'flags.txt')
+  if not os.path.exists(path):
+    return {}
+  bool_names = set(bool_names)
+  flags: Dict[str, List[str]] = {}
+  with open(path) as f:
+    for line in f:
+      line = line.strip()
+      if not line.startswith('--'):
+        continue
+      name, equals, value = line[2:].partition('=')
+      if not equals:
+        if name.startswith('no') and name[2:] in bool_names:
+          name, value = name[2:], 'false'
+        else:
+          value = 'true'
+      flags.setdefault(name, []).append(value)
+  return flags
 
 
 def write_run_config(logdir: str, flags_text: str) -> None:

@@ -8,13 +8,16 @@ import logging
 import os
 from typing import Optional, Sequence
 
-from seed import agents, config, security
+from seed import agents, config, run_status, security
 from seed.inference.server import StreamLimits
+from seed.replay import mixture_spec
 
 _log = logging.getLogger(__name__)
 
 # Exit code of a start refused for a settings mistake (said in one line, no traceback).
 BAD_SETTINGS = 2
+# --init_counters: env frames and learner steps from 0, or from the checkpoint's.
+INIT_COUNTERS = ('restart', 'continue')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +51,9 @@ class LearnerFlags:
   tf_inter_op_threads: int
   train: bool
   checkpoint_replay: bool
+  replay_parameters: Optional[str]
+  init_checkpoint: Optional[str]
+  init_counters: str
   tls_cert_file: Optional[str]
   tls_key_file: Optional[str]
   auth_token_file: Optional[str]
@@ -73,8 +79,13 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         max_actor_streams=flags.max_actor_streams, hello_timeout_s=flags.hello_timeout_s,
         stream_idle_timeout_s=flags.stream_idle_timeout_s, max_abs_input=flags.max_abs_input)
     limits.check(flags.inference_batch_size)
+    if flags.replay_parameters:
+      mixture_spec.parse_json(flags.replay_parameters)  # Its shares are checked once built.
     if flags.max_nonfinite_steps < 1:
       raise ValueError(f'--max_nonfinite_steps={flags.max_nonfinite_steps}; expected at least 1')
+    if flags.init_counters not in INIT_COUNTERS:
+      raise ValueError(f'--init_counters={flags.init_counters!r}; expected one of '
+                       f'{", ".join(INIT_COUNTERS)}')
   except ValueError as e:
     _log.error('%s', e)
     return BAD_SETTINGS
@@ -102,7 +113,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         target_return=flags.target_return, return_window=flags.return_window,
         max_message_bytes=flags.max_message_mb << 20, limits=limits, auth_token=auth_token,
         credentials=credentials, seed=flags.seed, train=flags.train,
-        checkpoint_replay=flags.checkpoint_replay,
+        checkpoint_replay=flags.checkpoint_replay, replay_parameters=flags.replay_parameters,
+        init_checkpoint=flags.init_checkpoint, init_counters=flags.init_counters,
         max_nonfinite_steps=flags.max_nonfinite_steps))
   except CheckpointReadError as e:
     _log.error('%s', e)
@@ -113,4 +125,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   config.write_run_config(flags.logdir, flags_text)
   _log.info('agent %s on %s (%s); resumed: %s', flags.agent, learner.env_name,
             learner.env_spec.describe(), learner.resumed)
-  return learner.run()
+  code = learner.run()
+  if code == 0:  # The marker the experiment runner skips finished runs by.
+    run_status.mark_if_finished(flags.logdir, learner.counters.snapshot(), flags.max_env_frames)
+  return code

@@ -22,7 +22,9 @@ from seed.inference.health import Health, start_health_server
 from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.inference.step_processor import StepProcessor
 from seed.metrics import Metrics, TuningReport
-from seed.replay.fifo import UnrollFifo
+from seed.replay import mixture_spec
+from seed.replay.mixture import ReplayMixture
+from seed.replay.prefetch import PrefetchingInput
 from seed.replay.replay_input import ReplayInput
 from seed.trainer import Trainer
 
@@ -47,12 +49,14 @@ class LearnerOptions:
   return_window: int = 20
   max_message_bytes: int = 16 << 20
   limits: StreamLimits = StreamLimits()
-  fifo_capacity_unrolls: int = 0    # 0: twice the agent's batch size
+  replay_parameters: Optional[str] = None  # JSON replay mixture; None: ReplayMixtureConfig's
   auth_token: Optional[str] = None
   credentials: Optional[grpc.ServerCredentials] = None
   seed: int = 0
   train: bool = True                # False: serve inference only, drop unrolls (benchmarks)
   checkpoint_replay: bool = True    # save replay contents with each checkpoint
+  init_checkpoint: Optional[str] = None  # a run without a checkpoint starts from this one
+  init_counters: str = 'restart'    # or 'continue' the init checkpoint's counters
   max_nonfinite_steps: int = 100    # stop after this many NaN/Inf train steps in a row
 
 
@@ -74,11 +78,14 @@ class Learner:
     self.tuning_report = (TuningReport(options.hypertune_metric) if options.hypertune_metric
                           else None)
     if self.agent.input_kind == 'replay':
+      if options.replay_parameters:
+        raise ValueError(
+            f'--replay_parameters is for the agents that train from a queue (vtrace, ppo); '
+            f'{options.agent} samples its own replay, set by ReplayInput.* gin bindings')
       self.agent_input = ReplayInput(self.agent.batch_unrolls, self.stop_event,
                                      seed=options.seed, **_replay_ratio(self.agent))
     elif self.agent.input_kind == 'fifo':
-      capacity = options.fifo_capacity_unrolls or 2 * self.agent.batch_unrolls
-      self.agent_input = UnrollFifo(capacity, stop_event=self.stop_event)
+      self.agent_input = _replay_mixture(self.agent, options, self.stop_event)
     else:
       raise ValueError(f'agent {options.agent!r} has input_kind {self.agent.input_kind!r}; '
                        "expected 'fifo' or 'replay'")
@@ -91,13 +98,20 @@ class Learner:
                               self.agent.unroll_length, self.agent.unroll_overlap)
     # Every variable must exist before a checkpoint is read: warm up first.
     self.processor.warm_up()
-    saved_replay = (self.agent_input if isinstance(self.agent_input, ReplayInput) and
-                    options.checkpoint_replay else None)
+    saved_replay = (self.agent_input if options.checkpoint_replay and
+                    getattr(self.agent_input, 'saves_anything', True) else None)
     self.checkpointer = Checkpointer(checkpoint_dir(options.logdir),
                                      self.agent.checkpoint_items(), self.counters,
                                      replay=saved_replay)
     self.resumed = self.checkpointer.restore_latest()
-    if self.resumed:
+    if self.resumed and options.init_checkpoint:
+      _log.warning('%s has a checkpoint of its own (%s): resuming from it; --init_checkpoint=%s '
+                   'is ignored', options.logdir, self.checkpointer.latest,
+                   options.init_checkpoint)
+    elif options.init_checkpoint:
+      self.checkpointer.restore_initial(options.init_checkpoint,
+                                        load_counters=options.init_counters == 'continue')
+    if self.resumed or options.init_checkpoint:
       self.agent.on_restored()
       self.metrics.restart_rates()
     self.trainer = Trainer(self.agent, self.agent_input, self.counters,
@@ -229,6 +243,21 @@ def _exit_if_stuck(limit_s: float, checkpointed) -> None:
     logging.shutdown()
     os._exit(0 if checkpointed() else 1)
   threading.Thread(target=watch, name='shutdown-watchdog', daemon=True).start()
+
+
+def _replay_mixture(agent, options: LearnerOptions, stop_event: threading.Event):
+  """The input of a queue-fed agent: the --replay_parameters mixture, else gin's."""
+  config = mixture_spec.ReplayMixtureConfig()
+  specs = (mixture_spec.parse_json(options.replay_parameters) if options.replay_parameters
+           else mixture_spec.parse_specs(config.replays))
+  mixture = ReplayMixture(
+      specs, agent.batch_unrolls, stop_event, seed=options.seed,
+      samples_per_insert=config.samples_per_insert, min_fill_unrolls=config.min_fill_unrolls,
+      features=agent.replay_features if agent.feature_output else None,
+      feature_output=agent.feature_output, agent_name=options.agent)
+  if config.prefetch_batches:
+    return PrefetchingInput(mixture, agent.batch_unrolls, config.prefetch_batches, stop_event)
+  return mixture
 
 
 def _replay_ratio(agent) -> dict:

@@ -3,9 +3,9 @@
 One way only:
 
   inference server --StepRequest--> StepProcessor --Steps--> UnrollBuilder
-  UnrollBuilder --Unroll--> agent input (UnrollFifo or ReplayInput)
+  UnrollBuilder --Unroll--> agent input (ReplayMixture or ReplayInput)
   agent input --Sample--> Trainer --Sample--> Agent.train_step --TrainResult--> Trainer
-  Trainer --(Sample.ids, TrainResult.priorities)--> ReplayInput.update_priorities
+  Trainer --(Sample.ids, TrainResult.priorities)--> input.update_priorities
 
 How an env acts (its exploration epsilon, whether it evaluates) is an `ActingParams`
 kept beside the recurrent `core_state`, never inside it: the core state is the
@@ -87,6 +87,31 @@ def stack_unrolls(unrolls: Sequence[Unroll]) -> Unroll:
   core_state = tuple(np.stack(parts) for parts in zip(*(u.core_state for u in unrolls)))
   return Unroll(steps=steps, core_state=core_state,
                 env_id=np.array([u.env_id for u in unrolls], np.int64))
+
+
+def concat_unrolls(batches: Sequence[Unroll]) -> Unroll:
+  """Batched Unrolls [B_i, ...] -> one batch [sum B_i, ...], in the order given."""
+  return Unroll(
+      steps=Steps(*(np.concatenate([getattr(b.steps, field) for b in batches])
+                    for field in STEP_FIELDS),
+                  policy_outputs={name: np.concatenate([b.steps.policy_outputs[name]
+                                                        for b in batches])
+                                  for name in batches[0].steps.policy_outputs}),
+      core_state=tuple(np.concatenate(parts)
+                       for parts in zip(*(b.core_state for b in batches))),
+      env_id=np.concatenate([b.env_id for b in batches]))
+
+
+def take_unrolls(batch: Unroll, indices) -> Unroll:
+  """The rows `indices` (int [K]) of a batched Unroll, as a batch [K, ...]."""
+  indices = np.asarray(indices, np.int64)
+  steps = batch.steps
+  return Unroll(
+      steps=Steps(*(getattr(steps, field)[indices] for field in STEP_FIELDS),
+                  policy_outputs={name: value[indices]
+                                  for name, value in steps.policy_outputs.items()}),
+      core_state=tuple(part[indices] for part in batch.core_state),
+      env_id=batch.env_id[indices])
 
 
 class Sample(NamedTuple):

@@ -68,9 +68,10 @@ def test_multi_step_on_policy_matches_numpy_sum_over_time_mean_over_batch():
   log_pi_a = np.take_along_axis(log_pi, actions[..., None], -1)[..., 0]
   entropy = -(np.exp(log_pi) * log_pi).sum(-1)
 
-  total, parts, _ = loss_lib.impala_loss(
+  loss = loss_lib.impala_loss(
       logits, logits, actions, values, bootstrap, rewards, discounts,
       truncated=np.zeros((steps, envs), bool), baseline_cost=0.25, entropy_cost=0.1)
+  total, parts = loss.total_loss, loss.components
   np.testing.assert_allclose(
       parts['policy_loss'], (-log_pi_a * advantages).sum(0).mean(), rtol=1e-5)
   np.testing.assert_allclose(
@@ -80,6 +81,22 @@ def test_multi_step_on_policy_matches_numpy_sum_over_time_mean_over_batch():
   np.testing.assert_allclose(
       total, parts['policy_loss'] + parts['baseline_loss'] + parts['entropy_loss'],
       rtol=1e-6)
+  # A prioritized replay's priority: each unroll's mean |vs - V| over its steps.
+  np.testing.assert_allclose(loss.unroll_priorities, np.abs(vs - values).mean(0), rtol=1e-5)
+
+  # Importance weights scale each unroll's terms before the batch mean.
+  weights = np.array([0.5, 1.0, 0.25], np.float32)
+  weighted = loss_lib.impala_loss(
+      logits, logits, actions, values, bootstrap, rewards, discounts,
+      truncated=np.zeros((steps, envs), bool), baseline_cost=0.25, entropy_cost=0.1,
+      unroll_weights=weights).components
+  np.testing.assert_allclose(
+      weighted['policy_loss'], ((-log_pi_a * advantages).sum(0) * weights).mean(), rtol=1e-5)
+  np.testing.assert_allclose(
+      weighted['baseline_loss'], 0.25 * ((0.5 * (vs - values)**2).sum(0) * weights).mean(),
+      rtol=1e-5)
+  np.testing.assert_allclose(weighted['entropy_loss'],
+                             -0.1 * (entropy.sum(0) * weights).mean(), rtol=1e-5)
 
 
 def test_entropy_bonus_lowers_the_loss_of_a_more_uniform_policy():
@@ -106,10 +123,10 @@ def test_baseline_gradient_treats_vtrace_target_as_constant():
   logits = np.zeros((2, 1, 2), np.float32)
   with tf.GradientTape() as tape:
     tape.watch(values)
-    _, parts, _ = loss_lib.impala_loss(
+    parts = loss_lib.impala_loss(
         logits, logits, np.zeros((2, 1), np.int32), values,
         np.array([2.0], np.float32), rewards, discounts, None,
-        baseline_cost=2.0, entropy_cost=0.0)
+        baseline_cost=2.0, entropy_cost=0.0).components
   # vs_1 = 0 + 0.5 * 2.0 = 1.0; vs_0 = 1 + 0.5 * vs_1 = 1.5.
   vs = np.array([[1.5], [1.0]])
   np.testing.assert_allclose(

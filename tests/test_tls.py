@@ -180,6 +180,10 @@ def run_learner(*flags, env=None):
     ([], {'SEED_AUTH_TOKEN': 'two words'}, 'holds spaces or non-ASCII characters'),
     ([], {'SEED_HEALTH_PORT': 'eighty'}, "SEED_HEALTH_PORT='eighty' is not a valid value for "
                                          '--health_port'),
+    (['--replay_parameters=[{"kind": "queue", "capacity": 1, "sample_ratio": 0.4}]'], {},
+     'replay sample_ratios 0.4 sum to 0.4; accepted: a sum of 1 within 1e-06'),
+    (['--replay_parameters=[{"kind": "fifo", "capacity": 1, "sample_ratio": 1}]'], {},
+     "replay 0 (fifo): kind = 'fifo'; accepted: one of 'queue', 'uniform'"),
 ])
 def test_the_learner_refuses_bad_settings_before_it_starts(certs, tmp_path, flags, variables,
                                                            message):
@@ -203,6 +207,10 @@ def test_the_learner_refuses_bad_settings_before_it_starts(certs, tmp_path, flag
     ("VTraceConfig.value_normalization='popart'\nVTraceConfig.normalize_advantages=True",
      'VTraceConfig.normalize_advantages = True and VTraceConfig.value_normalization'),
     ('VTraceConfig.reward_scale=-1.0', 'VTraceConfig.reward_scale = -1.0; accepted: a number > 0'),
+    # A replay that cannot hold its share of a batch (toy V-trace: 16 unrolls, half).
+    ("ReplayMixtureConfig.replays=[{'kind': 'queue', 'capacity': 1, 'sample_ratio': 0.5}, "
+     "{'kind': 'uniform', 'capacity': 4, 'sample_ratio': 0.5}]",
+     'replay 1 (uniform): capacity 4 is below its share of every batch'),
 ])
 def test_a_bad_env_or_agent_binding_is_one_clear_line(tmp_path, binding, message):
   result = run_learner(f'--logdir={tmp_path / "run"}', '--agent=vtrace',

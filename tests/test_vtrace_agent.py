@@ -146,7 +146,8 @@ def test_train_step_returns_finite_logs_and_changes_weights(name, kwargs):
   agent = _agent(spec, unroll_length=2, batch_unrolls=2, **kwargs)
   before = [v.numpy().copy() for v in agent.network.trainable_variables]
   result = agent.train_step(_random_sample(agent, spec, np.random.default_rng(4)))
-  assert isinstance(result, types.TrainResult) and result.priorities is None
+  assert isinstance(result, types.TrainResult)
+  assert result.priorities.shape == (2,) and np.all(result.priorities >= 0)
   logs = result.logs
   for key in ('total_loss', 'policy_loss', 'baseline_loss', 'entropy', 'grad_norm',
               'learning_rate'):
@@ -288,21 +289,24 @@ def test_acting_params_leave_the_core_state_alone():
   assert _agent(CATCH).initial_core_state(3) == ()
 
 
-def test_inference_samples_the_policy_whatever_the_acting_params():
-  # V-trace explores by its policy's entropy: an epsilon, or an evaluation env,
-  # changes nothing (identically seeded agents draw the same actions).
+def test_training_envs_sample_and_evaluation_envs_take_the_most_probable_action():
+  # V-trace explores by its policy's entropy: epsilon changes nothing (identically
+  # seeded agents draw the same actions); an evaluation env acts greedily.
   rng = np.random.default_rng(11)
   observation = random_observations(CATCH, [64], rng)
   state = _agent(CATCH, **LSTM).initial_core_state(64)
   done = np.zeros(64, bool)
   plain, plain_outputs, plain_state = infer(_agent(CATCH, **LSTM), observation, done, state)
-  acting = acting_params(64, epsilon=1.0, evaluation=True)
   other, other_outputs, other_state = infer(_agent(CATCH, **LSTM), observation, done, state,
-                                            acting)
+                                            acting_params(64, epsilon=1.0))
   np.testing.assert_array_equal(other, plain)
   np.testing.assert_array_equal(other_outputs['logits'], plain_outputs['logits'])
   for got, want in zip(other_state, plain_state):
     np.testing.assert_array_equal(got, want)
+  greedy, greedy_outputs, _ = infer(_agent(CATCH, **LSTM), observation, done, state,
+                                    acting_params(64, evaluation=True))
+  np.testing.assert_array_equal(greedy, np.argmax(greedy_outputs['logits'], -1))
+  assert (np.asarray(greedy) != np.asarray(plain)).any()  # Near-uniform policies: sampling differs.
 
 
 def test_learns_a_contextual_bandit():

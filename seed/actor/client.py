@@ -172,7 +172,7 @@ class Actor:
         actions = protocol.decode_tensor(reply.actions.actions, 'actions')
         protocol.check_actions(actions, self._spec, num_envs)
         for i, env in enumerate(envs):
-          observation, reward, terminated[i], truncated[i], _ = env.step(_to_env(actions[i]))
+          observation, reward, terminated[i], truncated[i], _ = env.step(to_env_action(actions[i]))
           rewards[i] = reward
           if terminated[i] or truncated[i]:
             observation, _ = env.reset()
@@ -196,7 +196,8 @@ class Actor:
     return message
 
 
-def _to_env(action: np.ndarray):
+def to_env_action(action: np.ndarray):
+  """An action as gymnasium takes it: a Python int for a discrete one, the array otherwise."""
   return int(action) if action.ndim == 0 else action
 
 

@@ -13,6 +13,16 @@ AGENTS = {
     'vtrace': 'seed.agents.vtrace.agent:VTraceAgent',
 }
 
+# Each agent's gin-bound config class (its `config_class`), by name: the experiment
+# runner binds `<config>.seed` without importing the agent (and TensorFlow).
+CONFIG_CLASSES = {
+    'ddpg': 'DDPGConfig',
+    'ppo': 'PPOConfig',
+    'r2d2': 'R2D2Config',
+    'sac': 'SACConfig',
+    'vtrace': 'VTraceConfig',
+}
+
 
 def agent_class(name: str):
   """The agent class registered as `name`."""

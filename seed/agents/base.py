@@ -35,6 +35,10 @@ class Agent(abc.ABC):
   # The policy outputs the train step reads; the unroll builder keeps only these.
   trained_outputs: Tuple[str, ...] = ()
 
+  # The policy output holding the acting network's feature vectors per step, which
+  # elite and attentive replay compare with `replay_features`; None: the agent has none.
+  feature_output: Optional[str] = None
+
   @property
   @abc.abstractmethod
   def unroll_length(self) -> int:
@@ -81,6 +85,11 @@ class Agent(abc.ABC):
   @abc.abstractmethod
   def train_step(self, sample: types.Sample) -> types.TrainResult:
     """One update from a batch of `batch_unrolls` unrolls of `unroll_length + 1` steps."""
+
+  def replay_features(self, unrolls: types.Unroll) -> np.ndarray:
+    """The current network's feature vectors [B, T + 1, F] for batched stored unrolls,
+    comparable with their `feature_output` as acted (only agents that set it)."""
+    raise NotImplementedError(f'{type(self).__name__} keeps no feature vectors')
 
   @abc.abstractmethod
   def checkpoint_items(self) -> Dict[str, Any]:

@@ -86,7 +86,8 @@ def make_atari(game: str,
                frame_stack: int = 4,
                full_action_space: bool = False,
                max_episode_frames: Optional[int] = 108_000,
-               terminal_on_life_loss: bool = False) -> gymnasium.Env:
+               terminal_on_life_loss: bool = False,
+               render_mode: Optional[str] = None) -> gymnasium.Env:
   """Builds a preprocessed Atari env.
 
   Args:
@@ -101,6 +102,8 @@ def make_atari(game: str,
     max_episode_frames: Emulator frames after which the episode ends with
       `truncated=True` (108k frames = 30 minutes of play); None for no cap.
     terminal_on_life_loss: End the episode (`terminated=True`) on a lost life.
+    render_mode: gymnasium's, e.g. 'rgb_array' (full-size color frames) for
+      `seed.evaluate --video`.
 
   Returns:
     The env, with `frames_per_step == 4` on its outermost wrapper.
@@ -132,7 +135,8 @@ def make_atari(game: str,
       full_action_space=full_action_space,
       # 0 is the ALE's own "no cap"; say it outright rather than rely on what
       # ale-py makes of None.
-      max_num_frames_per_episode=max_episode_frames or 0)
+      max_num_frames_per_episode=max_episode_frames or 0,
+      render_mode=render_mode)
   try:
     env = gym_wrappers.AtariPreprocessing(
         env,

@@ -24,13 +24,16 @@ from seed.losses import shapes
 class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
   """Policy + value network, V-trace loss, Adam or RMSProp with global-norm clipping.
 
-  Every hyperparameter is in `config` (a VTraceConfig, which gin binds). Acting
-  samples from the policy whatever the env's ActingParams say: V-trace explores by
-  its policy's entropy, and evaluation envs act as the others do.
+  Every hyperparameter is in `config` (a VTraceConfig, which gin binds). Training
+  envs sample from the policy (V-trace explores by its policy's entropy);
+  evaluation envs (ActingParams.evaluation) take its most probable action, as PPO's
+  do, so an evaluation reports the greedy policy.
   """
 
   input_kind = 'fifo'
   trained_outputs = ('logits',)
+  # Elite and attentive replay compare policies: the logits are the feature vectors.
+  feature_output = 'logits'
   config_class = config_lib.VTraceConfig
 
   def __init__(self, env_spec: spec_lib.EnvSpec,
@@ -64,6 +67,8 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     # Its own stream (not the global seed), so sampling is reproducible per agent.
     self._sampler = tf.random.Generator.from_seed(config.seed)
     self._train_function = tf.function(self._train)
+    # One trace per candidate-set size (the few an elite replay uses).
+    self._features_function = tf.function(self._features, reduce_retracing=True)
 
   @property
   def unroll_length(self) -> int:
@@ -79,17 +84,35 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
 
   @tf.function
   def inference(self, observation, reward, done, core_state, acting: types.ActingParams):
-    """Samples actions; see base.Agent.inference.
+    """Samples actions (the most probable for evaluation envs); see base.Agent.inference.
 
     One trace per input shape and dtype: pass observation in the env's dtype,
     reward float32, done bool, core_state float32 and acting as `warm_up` does.
     Returns (action int32 [B], {'logits': [B, A] float32}, new core_state).
     """
-    del reward, acting  # No conditioning on the previous reward; no epsilon.
+    del reward  # No conditioning on the previous reward; no epsilon.
     logits, _, new_state = self._network.step(observation, done, core_state)
     seed = self._sampler.make_seeds(1)[:, 0]
-    action = tf.random.stateless_categorical(logits, 1, seed=seed, dtype=tf.int32)
-    return action[:, 0], {'logits': logits}, new_state
+    sampled = tf.random.stateless_categorical(logits, 1, seed=seed, dtype=tf.int32)[:, 0]
+    greedy = tf.argmax(logits, axis=-1, output_type=tf.int32)
+    action = tf.where(tf.cast(acting.evaluation, tf.bool), greedy, sampled)
+    return action, {'logits': logits}, new_state
+
+  def replay_features(self, unrolls: types.Unroll) -> np.ndarray:
+    """The current policy's logits [B, T + 1, A] for stored unrolls, as the train step
+    computes them (the LSTM starts from each unroll's stored state)."""
+    steps = unrolls.steps
+    logits = self._features_function(
+        tf.convert_to_tensor(steps.observation), tf.convert_to_tensor(steps.terminated),
+        tf.convert_to_tensor(steps.truncated),
+        tuple(tf.convert_to_tensor(x) for x in unrolls.core_state))
+    return logits.numpy()
+
+  def _features(self, observation, terminated, truncated, core_state):
+    done = tf.logical_or(tf.cast(shapes.time_major(terminated), tf.bool),
+                         tf.cast(shapes.time_major(truncated), tf.bool))
+    logits, _, _ = self._network.unroll(shapes.time_major(observation), done, core_state)
+    return shapes.batch_major(logits)
 
   def checkpoint_items(self) -> Dict[str, object]:
     items = {'model': self._network, 'optimizer': self._optimizer}
@@ -105,7 +128,11 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
       baseline_loss, entropy_loss, entropy, mean_rho, mean_value, grad_norm
       (before clipping), learning_rate and skipped_updates (1.0 when a NaN or Inf
       loss or gradient left the update out, see tf_agent.apply_if_finite), and
-      with PopArt popart_mean and popart_scale (after the step); no priorities.
+      with PopArt popart_mean and popart_scale (after the step); and as
+      priorities each unroll's mean |V-trace target - value| (normalised by
+      PopArt's scale), which a prioritized replay of the mixture uses. The
+      sample's weights (a prioritized replay's importance weights; 1 otherwise)
+      weight each unroll's loss.
     """
     shapes.check_sample(sample, self.batch_unrolls, self.unroll_length + 1,
                         '[batch_unrolls, unroll_length + 1]', self.trained_outputs,
@@ -113,13 +140,17 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
     self._build_optimizer()
     steps = sample.data.steps
     steps = steps._replace(policy_outputs={'logits': steps.policy_outputs['logits']})
-    logs = self._train_function(tf.nest.map_structure(tf.convert_to_tensor, steps),
-                                tuple(tf.convert_to_tensor(x) for x in sample.data.core_state))
+    logs, priorities = self._train_function(
+        tf.nest.map_structure(tf.convert_to_tensor, steps),
+        tuple(tf.convert_to_tensor(x) for x in sample.data.core_state),
+        tf.convert_to_tensor(sample.weights, tf.float32))
     logs = {key: float(value) for key, value in logs.items()}
-    return types.TrainResult(logs=logs, skipped_updates=int(logs['skipped_updates']))
+    return types.TrainResult(logs=logs, priorities=priorities.numpy().astype(np.float64),
+                             skipped_updates=int(logs['skipped_updates']))
 
-  def _train(self, steps, core_state):
-    """The traced part of train_step: batch-major Steps in, scalar logs out."""
+  def _train(self, steps, core_state, unroll_weights):
+    """The traced part of train_step: batch-major Steps and the sample's importance
+    weights [B] in; scalar logs and the unrolls' priorities [B] out."""
     observation, reward, terminated, truncated, action = (
         shapes.time_major(getattr(steps, field)) for field in types.STEP_FIELDS)
     behaviour_logits = shapes.time_major(steps.policy_outputs['logits'])
@@ -150,7 +181,8 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
           baseline_cost=config.baseline_cost, entropy_cost=config.entropy_cost,
           clip_rho_threshold=config.clip_rho_threshold,
           clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.lambda_,
-          normalize_advantages=config.normalize_advantages, value_scale=value_scale)
+          normalize_advantages=config.normalize_advantages, value_scale=value_scale,
+          unroll_weights=unroll_weights)
     total_loss, logs = loss.total_loss, dict(loss.components)
     gradients = tape.gradient(total_loss, variables)
     # The rate this step uses (read before apply: a schedule advances with it).
@@ -172,4 +204,4 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
       tf.cond(applied, update_statistics, lambda: tf.constant(False))
       logs.update(popart_mean=tf.convert_to_tensor(self._popart.mean),
                   popart_scale=self._popart.scale())
-    return logs
+    return logs, loss.unroll_priorities

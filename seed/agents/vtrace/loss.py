@@ -27,11 +27,17 @@ class ImpalaLoss(NamedTuple):
   value_targets: tf.Tensor
   """[T, B] the V-trace targets vs (unnormalised, gradient-stopped), for PopArt's
   statistics."""
+  unroll_priorities: tf.Tensor
+  """[B] each unroll's mean |vs_t - V(x_t)| / sigma over its transitions: how much its
+  value is still wrong, the priority a prioritized replay gives it."""
 
 
-def _sum_time_mean_batch(x: tf.Tensor) -> tf.Tensor:
-  """[T, B] -> scalar: sum over time, mean over batch."""
-  return tf.reduce_mean(tf.reduce_sum(x, axis=0))
+def _sum_time_mean_batch(x: tf.Tensor, unroll_weights=None) -> tf.Tensor:
+  """[T, B] -> scalar: sum over time, mean over batch (each unroll weighted, if given)."""
+  per_unroll = tf.reduce_sum(x, axis=0)
+  if unroll_weights is not None:
+    per_unroll = per_unroll * unroll_weights
+  return tf.reduce_mean(per_unroll)
 
 
 def normalized_advantages(advantages, truncated=None, epsilon=1e-8) -> tf.Tensor:
@@ -49,8 +55,8 @@ def normalized_advantages(advantages, truncated=None, epsilon=1e-8) -> tf.Tensor
 def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_value,
                 rewards, discounts, truncated, baseline_cost, entropy_cost,
                 clip_rho_threshold=1.0, clip_pg_rho_threshold=1.0,
-                lambda_=1.0, normalize_advantages=False, value_scale=1.0
-                ) -> ImpalaLoss:
+                lambda_=1.0, normalize_advantages=False, value_scale=1.0,
+                unroll_weights=None) -> ImpalaLoss:
   """IMPALA loss over T transitions of B unrolls, all time-major.
 
   Args:
@@ -76,6 +82,8 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
       advantages are divided by (PopArt's scale, see `seed.losses.popart`; 1 leaves
       them as they are). With values = sigma * n(x) + mu, the baseline loss is then
       0.5 * ((vs - mu) / sigma - n(x))^2, the loss on the normalised value.
+    unroll_weights: [B] float or None: each unroll's terms are multiplied by its
+      weight before the batch mean (a prioritized replay's importance weights).
 
   Returns:
     ImpalaLoss(total_loss, components, value_targets), with scalar components
@@ -115,11 +123,14 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
   if normalize_advantages:
     pg_advantages = normalized_advantages(pg_advantages, truncated)
 
-  policy_loss = _sum_time_mean_batch(-target_log_probs * pg_advantages)
-  baseline_loss = baseline_cost * _sum_time_mean_batch(
-      0.5 * tf.square((vs - values) / value_scale))
+  if unroll_weights is not None:
+    unroll_weights = tf.stop_gradient(tf.convert_to_tensor(unroll_weights, tf.float32))
+  policy_loss = _sum_time_mean_batch(-target_log_probs * pg_advantages, unroll_weights)
+  value_errors = (vs - values) / value_scale
+  baseline_loss = baseline_cost * _sum_time_mean_batch(0.5 * tf.square(value_errors),
+                                                       unroll_weights)
   entropy = distributions.categorical_entropy(target_logits)
-  entropy_loss = -entropy_cost * _sum_time_mean_batch(entropy)
+  entropy_loss = -entropy_cost * _sum_time_mean_batch(entropy, unroll_weights)
   total_loss = policy_loss + baseline_loss + entropy_loss
   return ImpalaLoss(total_loss=total_loss, components={
       'policy_loss': policy_loss,
@@ -128,4 +139,5 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
       'entropy': tf.reduce_mean(entropy),
       'mean_rho': tf.reduce_mean(tf.exp(log_rhos)),
       'mean_value': tf.reduce_mean(values),
-  }, value_targets=vs)
+  }, value_targets=vs,
+      unroll_priorities=tf.reduce_mean(tf.abs(tf.stop_gradient(value_errors)), axis=0))

@@ -1,0 +1,180 @@
+"""Test mode: play N episodes with a run's checkpoint in this process, and report them.
+
+  python -m seed.evaluate --logdir=runs/toy_vtrace
+  python -m seed.evaluate --logdir=runs/toy_vtrace --episodes=20 --policy=sample --seed=1
+  python -m seed.evaluate --logdir=runs/toy_vtrace --video=runs/toy_vtrace/episode.mp4
+
+By default the run's saved config (operative_config.gin; the agent from flags.txt)
+and its latest checkpoint; --gin_file/--gin_bindings/--agent/--env and --checkpoint
+(a prefix like RUN/ckpt/ckpt-7, or a run directory) say otherwise, as for the learner.
+No server and no actors: the envs step here, through the agent's batched policy, with
+the recurrent state carried across steps and reset at each episode's end.
+
+--policy=greedy acts as the agent's evaluation actors do (ActingParams.evaluation:
+R2D2 epsilon-greedy with its eval_epsilon, PPO the mean or most probable action, SAC
+tanh of the mean, DDPG no noise; V-trace samples from its policy, as its --eval actors
+do). --policy=sample acts as training envs do (R2D2: the epsilon ladder's rungs of
+envs 0..num_envs-1). Env i is seeded with --seed + i.
+
+Prints a table of returns and lengths (mean, std, min, max) and writes it to
+RUN/evaluation/<checkpoint>_<policy>_seed<seed>.csv and .json (with every episode).
+Exit codes: 0, or 2 for bad settings (a checkpoint that does not match the network,
+an unknown policy or agent, no video extra) said in one line.
+"""
+import argparse
+import logging
+import os
+import sys
+from typing import List, Optional
+
+import gin
+
+from seed import config
+from seed.evaluation import video
+
+POLICIES = ('greedy', 'sample')
+BAD_SETTINGS = 2
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+  parser = argparse.ArgumentParser(prog='python -m seed.evaluate', description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument('--logdir', required=True, help='run directory: config, checkpoint, '
+                      'and where the results go')
+  parser.add_argument('--checkpoint', help='checkpoint prefix (RUN/ckpt/ckpt-7) or run '
+                      'directory (its latest); default: the latest of --logdir')
+  parser.add_argument('--episodes', type=int, default=10, help='episodes to play')
+  parser.add_argument('--policy', default='greedy',
+                      help=f'{" or ".join(POLICIES)} (default greedy)')
+  parser.add_argument('--num_envs', type=int, default=1, help='envs stepped as one batch')
+  parser.add_argument('--seed', type=int, default=0, help='env i is seeded with seed + i')
+  parser.add_argument('--video', help='write env 0\'s first --video_episodes episodes to '
+                      'this MP4 file (needs the video extra)')
+  parser.add_argument('--video_episodes', type=int, default=1)
+  parser.add_argument('--agent', help='default: the run\'s (flags.txt)')
+  parser.add_argument('--env', help='binds EnvConfig.name over the gin config')
+  parser.add_argument('--gin_file', action='append', default=[],
+                      help='default: RUN/operative_config.gin')
+  parser.add_argument('--gin_bindings', action='append', default=[])
+  return parser.parse_args(argv)
+
+
+def check_args(args: argparse.Namespace) -> None:
+  """Raises ValueError naming the first bad argument and what is accepted; fills in
+  the run's saved gin config and agent where none is given."""
+  if args.policy not in POLICIES:
+    raise ValueError(f'unknown --policy {args.policy!r}; accepted: {", ".join(POLICIES)}')
+  for name in ('episodes', 'num_envs', 'video_episodes'):
+    if getattr(args, name) < 1:
+      raise ValueError(f'--{name}={getattr(args, name)}; expected at least 1')
+  if args.seed < 0:
+    raise ValueError(f'--seed={args.seed}; expected an integer >= 0')
+  if not os.path.isdir(args.logdir):
+    raise ValueError(f'--logdir={args.logdir} is not a directory')
+  if not args.gin_file:
+    saved = os.path.join(args.logdir, 'operative_config.gin')
+    if not os.path.exists(saved):
+      raise ValueError(f'{saved} does not exist; give the config with --gin_file')
+    args.gin_file = [saved]
+  if not args.agent:
+    args.agent = (config.read_saved_flags(args.logdir).get('agent') or [None])[-1]
+    if not args.agent:
+      raise ValueError(f'{args.logdir}/flags.txt names no --agent; give --agent')
+  if args.video:
+    video.check_available()
+
+
+def evaluate(args: argparse.Namespace) -> int:
+  """Loads, plays and reports (imports TensorFlow); raises ValueError or VideoUnavailable."""
+  from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
+  from seed.evaluation import report  # pylint: disable=g-import-not-at-top
+  config.register_learner_configurables(args.agent)
+  with gin.unlock_config():  # A config parsed before in this process (tests) goes.
+    gin.clear_config()
+    config.parse_gin(args.gin_file, args.gin_bindings, env_name=args.env)
+  env_config = EnvConfig()
+  num_envs = min(args.num_envs, args.episodes)
+  envs = [_make_video_env(env_config, args.seed) if args.video and i == 0
+          else env_config.make(args.seed + i) for i in range(num_envs)]
+  try:
+    agent, prefix, counters = _restore_agent(args, envs[0], num_envs)
+    recorder = (video.EpisodeRecorder(envs[0], args.video, args.video_episodes)
+                if args.video else None)
+    played = _play(agent, envs, args, recorder)
+  finally:
+    for env in envs:
+      env.close()
+  stats = report.summary(played)
+  print(f'{args.agent} on {env_config.name}, checkpoint {prefix} (env frames '
+        f'{counters["env_frames"]:,}, learner steps {counters["learner_steps"]:,}); policy '
+        f'{args.policy}; env seeds {args.seed}..{args.seed + num_envs - 1}')
+  print(report.table(stats, len(played)))
+  paths = report.write(
+      os.path.join(args.logdir, 'evaluation'),
+      f'{os.path.basename(prefix)}_{args.policy}_seed{args.seed}', stats, played,
+      about={'checkpoint': prefix, 'agent': args.agent, 'env': env_config.name,
+             'policy': args.policy, 'seed': args.seed, 'num_envs': num_envs,
+             'counters': counters})
+  if recorder is not None:
+    written = recorder.close()
+    paths.append(f'{written} ({recorder.frames} frames)' if written else 'no video frames')
+  print('written: ' + ', '.join(paths))
+  return 0
+
+
+def _restore_agent(args: argparse.Namespace, env, num_envs: int):
+  """(agent with the checkpoint's weights, the checkpoint prefix, its counters by name)."""
+  # pylint: disable=g-import-not-at-top
+  import numpy as np
+  import tensorflow as tf
+  from seed import agents, checkpoint_match
+  from seed.counters import Counters
+  from seed.envs import env_spec
+  # pylint: enable=g-import-not-at-top
+  agent = agents.agent_class(args.agent)(env_spec=env_spec(env))
+  agent.warm_up([num_envs])  # Every variable, the optimizer's too, exists before reading.
+  # The learner's checkpoint layout (seed.checkpoint.Checkpointer): counters beside the items.
+  counter_values = tf.Variable(np.zeros(len(Counters.NAMES), np.int64), trainable=False)
+  checkpoint = tf.train.Checkpoint(counters=counter_values, **agent.checkpoint_items())
+  prefix = (checkpoint_match.resolve(args.checkpoint, '--checkpoint') if args.checkpoint
+            else checkpoint_match.resolve(args.logdir, '--logdir'))
+  checkpoint_match.restore(checkpoint, prefix)
+  agent.on_restored()
+  return agent, prefix, dict(zip(Counters.NAMES, (int(x) for x in counter_values.numpy())))
+
+
+def _play(agent, envs, args: argparse.Namespace, recorder):
+  from seed import types  # pylint: disable=g-import-not-at-top
+  from seed.evaluation import episodes  # pylint: disable=g-import-not-at-top
+  acting = types.stack_acting_params([agent.acting_params(i, args.policy == 'greedy')
+                                      for i in range(len(envs))])
+  return episodes.run_episodes(
+      agent.batched_policy(len(envs)), agent.initial_core_state, envs, args.episodes, acting,
+      on_frame=recorder.on_frame if recorder else None)
+
+
+def _make_video_env(env_config, seed: int):
+  """Env 0, rendering rgb_array frames; VideoUnavailable where its factory cannot."""
+  # pygame (classic control's renderer) needs no display for rgb_array frames.
+  os.environ.setdefault('SDL_VIDEODRIVER', 'dummy')
+  from seed.envs import make_env  # pylint: disable=g-import-not-at-top
+  try:
+    return make_env(env_config.name, seed, **dict(env_config.options, render_mode='rgb_array'))
+  except (ValueError, TypeError) as e:
+    raise video.VideoUnavailable(f'--video: env {env_config.name} cannot render frames ({e})')
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(name)s: %(message)s')
+  args = parse_args(argv)
+  try:
+    check_args(args)
+    return evaluate(args)
+  except (ValueError, SyntaxError, FileNotFoundError, video.VideoUnavailable) as e:
+    # Gin raises SyntaxError for a malformed binding; ValueError for an unknown one.
+    print(f'seed.evaluate: {e}', file=sys.stderr)
+    return BAD_SETTINGS
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -1,0 +1,1 @@
+"""Test mode's parts: playing episodes in-process, the table of returns, video."""

@@ -1,0 +1,57 @@
+"""The test-mode table: returns and lengths of N episodes (mean, std, min, max), printed
+as Markdown and written as CSV and JSON."""
+import csv
+import json
+import os
+from typing import Dict, List, Mapping, Sequence
+
+import numpy as np
+
+from seed.evaluation.episodes import Episode
+
+STATISTICS = ('mean', 'std', 'min', 'max')
+
+
+def summarize(values: Sequence[float]) -> Dict[str, float]:
+  """mean, std (population: over these episodes, not an estimate of a wider one), min, max."""
+  if not len(values):
+    raise ValueError('no episodes to summarize')
+  array = np.asarray(values, np.float64)
+  return {'mean': float(array.mean()), 'std': float(array.std()),
+          'min': float(array.min()), 'max': float(array.max())}
+
+
+def summary(episodes: Sequence[Episode]) -> Dict[str, Dict[str, float]]:
+  """{'return': statistics, 'length_steps': statistics} of `episodes`."""
+  return {'return': summarize([e.episode_return for e in episodes]),
+          'length_steps': summarize([e.length_steps for e in episodes])}
+
+
+def table(stats: Mapping[str, Mapping[str, float]], num_episodes: int) -> str:
+  """A Markdown table, one row per quantity."""
+  episodes = 'episode' if num_episodes == 1 else 'episodes'
+  lines = [f'| {num_episodes} {episodes} | ' + ' | '.join(STATISTICS) + ' |',
+           '|---|' + '---|' * len(STATISTICS)]
+  for name, values in stats.items():
+    lines.append(f'| {name} | ' + ' | '.join(f'{values[s]:.2f}' for s in STATISTICS) + ' |')
+  return '\n'.join(lines)
+
+
+def write(directory: str, name: str, stats: Mapping[str, Mapping[str, float]],
+          episodes: Sequence[Episode], about: Mapping[str, object]) -> List[str]:
+  """<directory>/<name>.csv (the table) and <name>.json (the table, each episode and
+  `about`: checkpoint, policy, seed, ...). Returns both paths."""
+  os.makedirs(directory, exist_ok=True)
+  csv_path = os.path.join(directory, f'{name}.csv')
+  with open(csv_path, 'w', newline='') as f:
+    writer = csv.writer(f)
+    writer.writerow(['quantity', 'episodes', *STATISTICS])
+    for quantity, values in stats.items():
+      writer.writerow([quantity, len(episodes), *(repr(values[s]) for s in STATISTICS)])
+  json_path = os.path.join(directory, f'{name}.json')
+  with open(json_path, 'w') as f:
+    json.dump({**about, 'episodes': len(episodes), 'summary': stats,
+               'per_episode': [{'env_index': e.env_index, 'return': e.episode_return,
+                                'length_steps': e.length_steps} for e in episodes]},
+              f, indent=1)
+  return [csv_path, json_path]

@@ -1,0 +1,112 @@
+"""Running one experiment in its run directory: a learner and its actors as separate
+processes (seed.local_processes, as run_local.sh and the benchmarks start them), until
+the learner stops. TensorFlow-free."""
+import csv
+import dataclasses
+import json
+import os
+import subprocess
+import time
+from typing import List, Optional
+
+from seed import local_processes, run_status
+from seed.experiments.layers import Resolved
+
+# How often the runner looks at its processes while a run trains.
+POLL_S = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+  """How an experiment ended: 'finished', 'skipped' (finished before), 'stopped' (the
+  learner stopped cleanly short of max_env_frames) or 'failed'; with a reason."""
+  status: str
+  detail: str = ''
+
+
+def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
+  """Runs (or resumes) one experiment until its learner stops; skips a finished one."""
+  if run_status.is_finished(run_dir, resolved.max_env_frames):
+    record = run_status.read_finished(run_dir)
+    return Outcome('skipped', f'finished before at {record["env_frames"]:,} env frames')
+  resumed = os.path.exists(os.path.join(run_dir, 'ckpt', 'checkpoint'))
+  os.makedirs(os.path.join(run_dir, 'logs'), exist_ok=True)
+  write_experiment_file(run_dir, name, resolved)
+  actors = 'actor' if resolved.num_actors == 1 else 'actors'
+  print(f'seed.experiments: {"resuming" if resumed else "starting"} {name} '
+        f'({resolved.agent}, {resolved.num_actors} {actors} x {resolved.num_envs} envs, '
+        f'to {resolved.max_env_frames:,} env frames) in {run_dir}', flush=True)
+  learner = local_processes.start_learner(run_dir, resolved.agent, resolved.learner_args(),
+                                          append=True)
+  actors: List[subprocess.Popen] = []
+  try:
+    try:
+      port = local_processes.wait_for_port(learner, run_dir, poll_s=0.2)
+    except RuntimeError:
+      return Outcome('failed', f'the learner exited with {learner.returncode} before serving: '
+                     f'{_last_line(run_dir)}')
+    for actor_id in range(resolved.num_actors):
+      actors.append(local_processes.start_actor(
+          actor_id, resolved.num_envs, port, resolved.actor_args(),
+          log_path=os.path.join(run_dir, 'logs', f'actor_{actor_id}.log'), append=True))
+    code = _wait(learner, actors)
+  finally:
+    local_processes.stop(actors)
+    local_processes.stop([learner], timeout_s=120)
+  if code is None:
+    return Outcome('failed', f'every actor exited ({_codes(actors)}) while the learner '
+                   'still ran; see logs/actor_*.log')
+  if code != 0:
+    return Outcome('failed', f'the learner exited with {code}: {_last_line(run_dir)}')
+  record = run_status.read_finished(run_dir)
+  if record is None or record['max_env_frames'] < resolved.max_env_frames:
+    return Outcome('stopped', 'the learner stopped before max_env_frames')
+  return Outcome('finished', f'{record["env_frames"]:,} env frames')
+
+
+def _wait(learner: subprocess.Popen, actors: List[subprocess.Popen]) -> Optional[int]:
+  """The learner's exit code; None if every actor ended first (nothing would feed it)."""
+  while True:
+    try:
+      return learner.wait(timeout=POLL_S)
+    except subprocess.TimeoutExpired:
+      pass
+    if actors and all(actor.poll() is not None for actor in actors):
+      time.sleep(POLL_S)  # A learner stopping on its own ends its actors: let it finish.
+      if learner.poll() is None:
+        return None
+
+
+def write_experiment_file(run_dir: str, name: str, resolved: Resolved) -> None:
+  """<run_dir>/experiment.json: the resolved settings and the layer each came from."""
+  path = os.path.join(run_dir, 'experiment.json')
+  tmp = f'{path}.tmp'
+  with open(tmp, 'w') as f:
+    json.dump({'name': name, **dataclasses.asdict(resolved)}, f, indent=1)
+  os.replace(tmp, path)
+
+
+def recent_return(run_dir: str, window_episodes: int = 20) -> Optional[float]:
+  """The mean return of the run's last `window_episodes` training episodes (episodes.csv)."""
+  path = os.path.join(run_dir, 'episodes.csv')
+  if not os.path.exists(path):
+    return None
+  with open(path) as f:
+    returns = [float(row['episode_return']) for row in csv.DictReader(f)][-window_episodes:]
+  return sum(returns) / len(returns) if returns else None
+
+
+def _codes(processes: List[subprocess.Popen]) -> str:
+  return ', '.join(f'exit {p.returncode}' for p in processes)
+
+
+def _last_line(run_dir: str) -> str:
+  """The learner log's last error line (or last line): what it said when it stopped."""
+  path = os.path.join(run_dir, 'logs', 'learner.log')
+  try:
+    with open(path) as f:
+      lines = [line.strip() for line in f if line.strip()]
+  except OSError:
+    return f'no log at {path}'
+  errors = [line for line in lines if line.startswith('E')]
+  return (errors or lines or ['(empty log)'])[-1][:500]

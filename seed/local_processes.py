@@ -1,0 +1,74 @@
+"""Starting a learner and its actors as separate processes, as run_local.sh does.
+
+Used by the experiment runner (seed.experiments) and the benchmarks (bench/).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def child_env() -> Dict[str, str]:
+  """This environment, quieter TensorFlow, unbuffered output, the repo importable."""
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+  env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
+  return env
+
+
+def start_learner(logdir: str, agent: str, flags: List[str],
+                  log_name: str = 'learner.log', append: bool = False) -> subprocess.Popen:
+  """A learner on a free localhost port, logging to <logdir>/logs/<log_name> (after what
+  the log holds with `append`, so a resumed run keeps the earlier starts' lines)."""
+  os.makedirs(os.path.join(logdir, 'logs'), exist_ok=True)
+  port_file = os.path.join(logdir, 'port')
+  if os.path.exists(port_file):  # A previous run's: wait_for_port must not read it.
+    os.remove(port_file)
+  with open(os.path.join(logdir, 'logs', log_name), 'a' if append else 'w') as log:
+    return subprocess.Popen(
+        [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
+         '--server_address=localhost:0'] + flags,
+        stdout=log, stderr=subprocess.STDOUT, env=child_env(), cwd=REPO)
+
+
+def wait_for_port(learner: subprocess.Popen, logdir: str, poll_s: float = 0.1) -> int:
+  """The port the learner listens on, once it does; raises if it exits first."""
+  port_file = os.path.join(logdir, 'port')
+  while not os.path.exists(port_file):
+    if learner.poll() is not None:
+      raise RuntimeError(f'learner exited with {learner.returncode}: see '
+                         f'{os.path.join(logdir, "logs", "learner.log")}')
+    time.sleep(poll_s)
+  with open(port_file) as f:
+    return int(f.read())
+
+
+def start_actor(actor_id: int, num_envs: int, port: int, flags: List[str],
+                log_path: Optional[str] = None, append: bool = False) -> subprocess.Popen:
+  """An actor process; its output goes to `log_path` (after what it holds, with
+  `append`), or nowhere."""
+  command = [sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
+             f'--num_envs={num_envs}', f'--server_address=localhost:{port}'] + flags
+  if not log_path:
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+                            env=child_env(), cwd=REPO)
+  # The child keeps its own copy of the descriptor.
+  with open(log_path, 'a' if append else 'w') as log:
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=child_env(),
+                            cwd=REPO)
+
+
+def stop(processes: List[subprocess.Popen], timeout_s: float = 60) -> None:
+  """SIGTERM to every process still running, then waits; SIGKILL for any that hang."""
+  for process in processes:
+    if process.poll() is None:
+      process.send_signal(signal.SIGTERM)
+  for process in processes:
+    try:
+      process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+      process.kill()
+      process.wait()

@@ -1,0 +1,40 @@
+"""Whether a run is finished: <logdir>/finished.json, written when it reached its budget.
+
+The learner writes it when it stops cleanly at --max_env_frames; the experiment
+runner (seed.experiments) skips a run whose marker shows a budget at least as large
+as the one asked for, and resumes any other. TensorFlow-free.
+"""
+import json
+import os
+import time
+from typing import Mapping, Optional
+
+FINISHED_FILE = 'finished.json'
+
+
+def mark_if_finished(logdir: str, counters: Mapping[str, int], max_env_frames: int) -> bool:
+  """Writes the marker if `counters` reached `max_env_frames` (> 0); returns whether it did."""
+  if max_env_frames <= 0 or counters['env_frames'] < max_env_frames:
+    return False
+  record = dict(counters, max_env_frames=max_env_frames, finished_at=time.time())
+  path = os.path.join(logdir, FINISHED_FILE)
+  tmp = f'{path}.tmp'
+  with open(tmp, 'w') as f:
+    json.dump(record, f, indent=1)
+  os.replace(tmp, path)  # Whole or absent: a run never reads as finished by half.
+  return True
+
+
+def read_finished(logdir: str) -> Optional[dict]:
+  """The marker's record (counters, max_env_frames, finished_at), or None if there is none."""
+  path = os.path.join(logdir, FINISHED_FILE)
+  if not os.path.exists(path):
+    return None
+  with open(path) as f:
+    return json.load(f)
+
+
+def is_finished(logdir: str, max_env_frames: int) -> bool:
+  """Whether the run reached a budget of at least `max_env_frames` env frames."""
+  record = read_finished(logdir)
+  return record is not None and record['max_env_frames'] >= max_env_frames

@@ -71,3 +71,13 @@ def test_classic_suite_plot_and_feature_scale_run_end_to_end(tmp_path):
   assert scale.returncode == 0, scale.stdout + scale.stderr
   rows = [line for line in scale.stdout.splitlines() if re.match(r'\| (init|ckpt-\d+) \|', line)]
   assert len(rows) >= 2, scale.stdout
+
+
+def test_replay_prefetch_benchmark_prints_a_row_per_depth():
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.replay_prefetch', '--env=cartpole', '--steps=3',
+       '--warmup=1', '--prefetch', '0', '1'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 0, result.stdout + result.stderr
+  rows = re.findall(r'^\| (\d) \| ([\d.]+) \| ([\d.]+) \|$', result.stdout, re.MULTILINE)
+  assert [row[0] for row in rows] == ['0', '1'], result.stdout

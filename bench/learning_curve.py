@@ -55,9 +55,18 @@ def train(args, logdir: str) -> int:
 
 
 def read_episodes(logdir: str) -> List[dict]:
+  """The run's episodes; wall_s adds up the learner's runs (each resume starts its
+  clock at 0 again), so it is training time, without the pauses between them."""
+  episodes, offset_s, last_s = [], 0.0, 0.0
   with open(os.path.join(logdir, 'episodes.csv')) as f:
-    return [{'frames': int(r['env_frames']), 'return': float(r['episode_return']),
-             'wall_s': float(r['wall_time_s'])} for r in csv.DictReader(f)]
+    for r in csv.DictReader(f):
+      wall_s = float(r['wall_time_s'])
+      if wall_s + offset_s < last_s:  # A resumed learner's clock restarted.
+        offset_s = last_s
+      last_s = wall_s + offset_s
+      episodes.append({'frames': int(r['env_frames']), 'return': float(r['episode_return']),
+                       'wall_s': last_s})
+  return episodes
 
 
 def curve(episodes: List[dict], bucket_frames: int, window: int) -> List[dict]:

@@ -254,7 +254,8 @@ def _replay_mixture(agent, options: LearnerOptions, stop_event: threading.Event)
       specs, agent.batch_unrolls, stop_event, seed=options.seed,
       samples_per_insert=config.samples_per_insert, min_fill_unrolls=config.min_fill_unrolls,
       features=agent.replay_features if agent.feature_output else None,
-      feature_output=agent.feature_output, agent_name=options.agent)
+      feature_output=agent.feature_output, agent_name=options.agent,
+      accepted_kinds=agent.mixture_kinds)
   if config.prefetch_batches:
     return PrefetchingInput(mixture, agent.batch_unrolls, config.prefetch_batches, stop_event)
   return mixture

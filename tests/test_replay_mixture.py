@@ -102,6 +102,13 @@ def test_json_flag_takes_the_same_list_and_says_what_is_wrong():
     mixture_spec.parse_json('[{"kind": "queue",}]')
 
 
+def test_an_agent_is_refused_the_kinds_it_cannot_train_from():
+  specs = _specs(QUEUE, {'kind': 'prioritized', 'capacity': 10, 'sample_ratio': 0.5})
+  with pytest.raises(ValueError, match=r'replay 1 \(prioritized\): ppo cannot train from it '
+                     r'.*; accepted for ppo: queue, uniform'):
+    ReplayMixture(specs, 4, agent_name='ppo', accepted_kinds=('queue', 'uniform'))
+
+
 def test_ranked_replays_need_an_agent_with_feature_vectors():
   specs = _specs(QUEUE, {'kind': 'elite', 'capacity': 10, 'sample_ratio': 0.5})
   with pytest.raises(ValueError, match=r'replay 1 \(elite\) ranks unrolls by the feature '

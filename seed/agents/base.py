@@ -39,6 +39,10 @@ class Agent(abc.ABC):
   # elite and attentive replay compare with `replay_features`; None: the agent has none.
   feature_output: Optional[str] = None
 
+  # Replay kinds a queue-fed agent's mixture may hold (seed.replay.mixture_spec.KINDS):
+  # 'prioritized' needs TrainResult.priorities and a loss weighted by Sample.weights.
+  mixture_kinds: Tuple[str, ...] = ('queue', 'uniform')
+
   @property
   @abc.abstractmethod
   def unroll_length(self) -> int:

@@ -27,6 +27,7 @@ import numpy as np
 
 from seed import types
 from seed.replay import elite
+from seed.replay import mixture_spec
 from seed.replay import npz
 from seed.replay.fifo import UnrollFifo
 from seed.replay.mixture_spec import ReplaySpec, batch_shares
@@ -181,14 +182,22 @@ class ReplayMixture:
                stop_event: Optional[threading.Event] = None, *, seed: int = 0,
                samples_per_insert: float = 1.0, min_fill_unrolls: int = 0,
                features: Optional[FeatureFunction] = None,
-               feature_output: Optional[str] = None, agent_name: str = 'the agent'):
+               feature_output: Optional[str] = None, agent_name: str = 'the agent',
+               accepted_kinds: Sequence[str] = mixture_spec.KINDS):
     """features, feature_output: the agent's current feature vectors of stored unrolls,
     and the policy output holding them as acted; elite and attentive replays need both.
+    accepted_kinds: the kinds the agent can train from (Agent.mixture_kinds).
 
     Raises:
-      ValueError: shares that do not fit (mixture_spec.batch_shares), or an elite or
-        attentive replay for an agent without feature vectors.
+      ValueError: shares that do not fit (mixture_spec.batch_shares), a kind the agent
+        does not accept, or an elite or attentive replay without feature vectors.
     """
+    for index, spec in enumerate(specs):
+      if spec.kind not in accepted_kinds:
+        raise ValueError(f'replay {index} ({spec.kind}): {agent_name} cannot train from it '
+                         f'(it needs priorities, importance weights or feature vectors '
+                         f'the agent does not give); accepted for {agent_name}: '
+                         f'{", ".join(accepted_kinds)}')
     self.specs = tuple(specs)
     self.batch_unrolls = int(batch_unrolls)
     self.shares = batch_shares(self.specs, self.batch_unrolls)

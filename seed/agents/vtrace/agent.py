@@ -34,6 +34,7 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
   trained_outputs = ('logits',)
   # Elite and attentive replay compare policies: the logits are the feature vectors.
   feature_output = 'logits'
+  mixture_kinds = ('queue', 'uniform', 'prioritized', 'elite', 'attentive')
   config_class = config_lib.VTraceConfig
 
   def __init__(self, env_spec: spec_lib.EnvSpec,

@@ -337,3 +337,18 @@ def test_prefetching_hands_over_prepared_batches_and_surfaces_a_failure():
   with pytest.raises(RuntimeError, match='preparing batches failed'):
     for _ in range(20):
       failing.sample(2, timeout_s=0.05)
+
+
+def test_a_restored_attentive_replay_samples_before_any_new_unroll(tmp_path):
+  specs = _specs({'kind': 'attentive', 'capacity': 30, 'sample_ratio': 1.0,
+                  'lambda_batch_multiplier': 3, 'reference_unrolls': 2})
+  mixture = ReplayMixture(specs, 2, features=_stored_logits, feature_output='logits',
+                          min_fill_unrolls=4)
+  for number in range(6):
+    mixture.put(_unroll(number))
+  mixture.save(str(tmp_path / 'ckpt-1'))
+  again = ReplayMixture(specs, 2, features=_stored_logits, feature_output='logits',
+                        min_fill_unrolls=4)
+  assert again.restore(str(tmp_path / 'ckpt-1'))
+  # No unroll has arrived since the restore: the candidates are taken as drawn.
+  assert len(_numbers(again.sample(2))) == 2

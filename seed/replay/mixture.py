@@ -125,9 +125,12 @@ class _RankedRing(_Ring):
       else:
         with self._lock:
           latest = list(self._latest)
-        references = np.asarray(self._features(types.stack_unrolls(latest)))[:, -1]
-        distances = elite.attentive_distances(current, references, self.spec.distance,
-                                              self.spec.p)
+        if latest:
+          references = np.asarray(self._features(types.stack_unrolls(latest)))[:, -1]
+          distances = elite.attentive_distances(current, references, self.spec.distance,
+                                                self.spec.p)
+        else:  # Restored from a checkpoint, no unroll since: nothing to attend to yet.
+          distances = np.zeros(count)
       with self._lock:
         times = self._counts(candidates.ids)
       keep = elite.select(distances, times, share, self.spec.strategy)

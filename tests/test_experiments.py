@@ -19,6 +19,16 @@ pytestmark = pytest.mark.timeout(300)
 GIN = os.path.join(REPO, 'gin/toy/vtrace.gin')
 
 
+@pytest.fixture(autouse=True)
+def _gin_cleared_after_each_test():
+  """These tests parse gin in this process (as evaluate and the runner's check do); the
+  bindings must not reach later tests, whose configs take gin's defaults."""
+  yield
+  import gin  # pylint: disable=g-import-not-at-top
+  with gin.unlock_config():
+    gin.clear_config()
+
+
 def test_grid_values_split_at_top_level_commas_only():
   assert plan.split_values("0.01, (64, 64),'a,b',[1, 2]") == [
       '0.01', '(64, 64)', "'a,b'", '[1, 2]']
@@ -98,6 +108,8 @@ def entropy_cost_and_seed(resolved):
     config.parse_gin(resolved.gin_files, resolved.gin_bindings)
   from seed.agents.vtrace.config import VTraceConfig  # pylint: disable=g-import-not-at-top
   made = VTraceConfig()
+  with gin.unlock_config():
+    gin.clear_config()  # Later tests build configs from gin's defaults.
   return made.entropy_cost, made.seed
 
 

@@ -192,7 +192,7 @@ def test_normalized_advantages_weigh_the_policy_gradient_by_hand():
 
 
 def test_value_scale_divides_value_errors_and_advantages_by_hand():
-  total, parts, value_targets = loss_lib.impala_loss(
+  total, parts, value_targets, _ = loss_lib.impala_loss(
       target_logits=np.array([[[1.0, 0.0, -1.0]]], np.float32),
       behaviour_logits=np.array([[[1.0, 0.0, -1.0]]], np.float32),
       actions=np.array([[2]], np.int32), values=np.array([[0.2]], np.float32),

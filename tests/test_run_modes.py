@@ -19,6 +19,16 @@ pytestmark = pytest.mark.timeout(300)
 GIN = 'gin/toy/vtrace.gin'
 
 
+@pytest.fixture(autouse=True)
+def _gin_cleared_after_each_test():
+  """These tests parse gin in this process (as evaluate and the runner's check do); the
+  bindings must not reach later tests, whose configs take gin's defaults."""
+  yield
+  import gin  # pylint: disable=g-import-not-at-top
+  with gin.unlock_config():
+    gin.clear_config()
+
+
 @pytest.fixture(scope='module')
 def trained(tmp_path_factory):
   """The run directory of CartPole V-trace trained to 3,000 frames (one checkpoint)."""
@@ -186,6 +196,8 @@ def write_untrained_run(logdir, agent_name, gin_file):
   agent.warm_up([1])
   Checkpointer(checkpoint_dir(str(logdir)), agent.checkpoint_items(), Counters()).save()
   config.write_run_config(str(logdir), f'--agent={agent_name}\n')
+  with gin.unlock_config():
+    gin.clear_config()  # Later tests build configs from gin's defaults.
   return str(logdir)
 
 

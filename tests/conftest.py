@@ -13,6 +13,16 @@ def _no_process_outlives_its_test():
 
 
 @pytest.fixture
+def gin_cleared():
+  """Clears gin's bindings after a test that parses gin in the test process, so later
+  tests build their configs from gin's defaults."""
+  yield
+  import gin  # pylint: disable=g-import-not-at-top
+  with gin.unlock_config():
+    gin.clear_config()
+
+
+@pytest.fixture
 def hosts():
   """Two "hosts": network namespaces joined by a veth pair (tests.processes.NetnsPair),
   deleted also when the test fails; skips where `ip netns add` is refused."""

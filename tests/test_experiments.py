@@ -14,19 +14,10 @@ from seed import agents, config
 from seed.experiments import layers, plan
 from tests.processes import REPO, _env
 
-pytestmark = pytest.mark.timeout(300)
+# They parse gin in this process, as evaluate and the runner's check do.
+pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures('gin_cleared')]
 
 GIN = os.path.join(REPO, 'gin/toy/vtrace.gin')
-
-
-@pytest.fixture(autouse=True)
-def _gin_cleared_after_each_test():
-  """These tests parse gin in this process (as evaluate and the runner's check do); the
-  bindings must not reach later tests, whose configs take gin's defaults."""
-  yield
-  import gin  # pylint: disable=g-import-not-at-top
-  with gin.unlock_config():
-    gin.clear_config()
 
 
 def test_grid_values_split_at_top_level_commas_only():

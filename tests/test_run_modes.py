@@ -14,19 +14,10 @@ from seed.evaluation import episodes as episodes_lib
 from seed.evaluation import report
 from tests.processes import REPO, Run, _env
 
-pytestmark = pytest.mark.timeout(300)
+# They parse gin in this process, as evaluate and the runner's check do.
+pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures('gin_cleared')]
 
 GIN = 'gin/toy/vtrace.gin'
-
-
-@pytest.fixture(autouse=True)
-def _gin_cleared_after_each_test():
-  """These tests parse gin in this process (as evaluate and the runner's check do); the
-  bindings must not reach later tests, whose configs take gin's defaults."""
-  yield
-  import gin  # pylint: disable=g-import-not-at-top
-  with gin.unlock_config():
-    gin.clear_config()
 
 
 @pytest.fixture(scope='module')

@@ -31,6 +31,9 @@ def main(argv=None) -> int:
   parser.add_argument('--title', default='')
   parser.add_argument('--reference', action='append', default=[],
                       help='LABEL=RETURN: a horizontal line, e.g. a published figure')
+  parser.add_argument('--max_env_frames', type=float, default=None,
+                      help='plot only episodes that ended by this many env frames '
+                           '(runs of different lengths at one budget)')
   parser.add_argument('--out', required=True, help='PNG path')
   args = parser.parse_args(argv)
   import matplotlib  # pylint: disable=g-import-not-at-top
@@ -41,6 +44,8 @@ def main(argv=None) -> int:
   for run in args.run:
     label, _, logdir = run.partition('=')
     episodes = learning_curve.read_episodes(logdir)
+    if args.max_env_frames is not None:
+      episodes = [e for e in episodes if e['frames'] <= args.max_env_frames]
     if not episodes:
       parser.error(f'{logdir}/episodes.csv has no episodes')
     returns = running_mean([e['return'] for e in episodes], args.window)

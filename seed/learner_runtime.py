@@ -23,6 +23,7 @@ from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.inference.step_processor import StepProcessor
 from seed.metrics import Metrics, TuningReport
 from seed.replay import mixture_spec
+from seed.replay.fresh_then_replay import FreshThenReplay
 from seed.replay.mixture import ReplayMixture
 from seed.replay.prefetch import PrefetchingInput
 from seed.replay.replay_input import ReplayInput
@@ -86,9 +87,17 @@ class Learner:
                                      seed=options.seed, **_replay_ratio(self.agent))
     elif self.agent.input_kind == 'fifo':
       self.agent_input = _replay_mixture(self.agent, options, self.stop_event)
+    elif self.agent.input_kind == 'fresh_then_replay':
+      if options.replay_parameters:
+        raise ValueError(
+            f'--replay_parameters is for the agents that train from a queue (vtrace, ppo); '
+            f'{options.agent} replays on its own schedule, set by its config '
+            '(replay_ratio, replay_capacity_unrolls, replay_start_unrolls)')
+      self.agent_input = FreshThenReplay(self.agent.batch_unrolls, self.agent.replay_schedule,
+                                         self.stop_event, seed=options.seed)
     else:
       raise ValueError(f'agent {options.agent!r} has input_kind {self.agent.input_kind!r}; '
-                       "expected 'fifo' or 'replay'")
+                       "expected 'fifo', 'replay' or 'fresh_then_replay'")
     self.processor = StepProcessor(
         self.agent, options.inference_batch_size, self.env_spec.frames_per_step,
         put_unroll=self.agent_input.put if options.train else _drop,

@@ -1,5 +1,5 @@
-"""Random inputs for the agent tests: observations of a spec, acting parameters, and one
-inference call."""
+"""Random inputs for the agent tests: observations of a spec, acting parameters, one
+inference call, and samples of unrolls with behaviour logits (V-trace, ACER)."""
 import numpy as np
 
 from seed import types
@@ -30,3 +30,29 @@ def infer(agent, observation, done, core_state, acting=None):
     acting = acting_params(batch)
   return agent.inference(observation, np.zeros([batch], np.float32),
                          np.asarray(done, bool), core_state, acting)
+
+
+def logits_sample(observation, reward, terminated, truncated, action, logits, core_state):
+  """The Sample a FIFO hands over: arrays [B, T + 1, ...], uniform weights."""
+  rows = len(reward)
+  steps = types.Steps(observation, reward, terminated, truncated, action,
+                      policy_outputs={'logits': logits})
+  return types.Sample(ids=np.arange(rows, dtype=np.int64),
+                      data=types.Unroll(steps, tuple(core_state),
+                                        env_id=np.arange(rows, dtype=np.int64)),
+                      weights=np.ones(rows, np.float32))
+
+
+def random_logits_sample(agent, spec, rng, done_probability=0.2):
+  """A [batch_unrolls, T + 1] sample with random steps and behaviour logits."""
+  shape = (agent.batch_unrolls, agent.unroll_length + 1)
+  core_state = tuple(rng.normal(size=x.shape).astype(np.float32)
+                     for x in agent.initial_core_state(agent.batch_unrolls))
+  return logits_sample(
+      observation=random_observations(spec, shape, rng),
+      reward=rng.normal(size=shape).astype(np.float32),
+      terminated=rng.random(shape) < done_probability,
+      truncated=rng.random(shape) < done_probability / 2,
+      action=rng.integers(0, spec.num_actions, shape).astype(np.int32),
+      logits=rng.normal(size=shape + (spec.num_actions,)).astype(np.float32),
+      core_state=core_state)

@@ -7,6 +7,7 @@ import pytest
 
 from seed import agents, config, learner_runtime
 from seed.envs import EnvConfig, env_spec
+from seed.replay.fresh_then_replay import FreshThenReplay
 from seed.replay.replay_input import ReplayInput
 from tests.processes import REPO
 
@@ -33,6 +34,9 @@ def test_config_builds(path):
     if agent.input_kind == 'replay':  # Its gin bindings must build too.
       replay = ReplayInput(agent.batch_unrolls, **learner_runtime._replay_ratio(agent))
       assert replay.fill == 0.0
+    if agent.input_kind == 'fresh_then_replay':  # ACER's schedule must build too.
+      schedule = FreshThenReplay(agent.batch_unrolls, agent.replay_schedule)
+      assert schedule.fill == 0.0
   finally:
     gin.clear_config()
 
@@ -66,7 +70,7 @@ def test_an_old_binding_name_fails_naming_the_new_one(old, new, tmp_path):
 
 
 def test_unknown_agent_lists_the_known_ones():
-  with pytest.raises(ValueError, match="unknown agent 'nope'; known agents: ddpg, ppo, r2d2, sac, vtrace"):
+  with pytest.raises(ValueError, match="unknown agent 'nope'; known agents: acer, ddpg, ppo, r2d2, sac, vtrace"):
     agents.agent_class('nope')
 
 

@@ -79,6 +79,16 @@ def test_ppo_solves_pendulum_within_200k_steps(tmp_path):
   assert frames <= 200_000
 
 
+def test_acer_learns_cartpole_from_fresh_and_replayed_traces(tmp_path):
+  # gin/toy/acer.gin: a Poisson(4) number of replayed batches after each fresh one, the
+  # trust region on. Seed 0 reached a mean of 400 over 100 episodes at 106K frames.
+  frames, mean_return = train_until(tmp_path, 'gin/toy/acer.gin', target=400,
+                                    max_frames=200_000, window=100, agent='acer')
+  assert mean_return >= 400, f'best mean return over 100 episodes: {mean_return}'
+  assert frames <= 200_000
+
+
+
 # The two quickest tasks of the classic-control suite (bench/classic_control.py) with
 # its one config per agent, frame budgets and targets (the suite runs all five):
 # V-trace on both (CartPole here replaces the toy config's CartPole test, which the

@@ -13,6 +13,8 @@ from seed.agents.vtrace import config as config_lib  # pylint: disable=g-import-
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
 from tests.agent_inputs import (  # pylint: disable=g-import-not-at-top
     acting_params, infer, random_observations)
+from tests.agent_inputs import random_logits_sample as _random_sample  # pylint: disable=g-import-not-at-top
+from tests.agent_inputs import logits_sample as _sample  # pylint: disable=g-import-not-at-top
 
 CATCH = spec_lib.EnvSpec((10, 5), 'float32', num_actions=3)
 CARTPOLE = spec_lib.EnvSpec((4,), 'float32', num_actions=2)
@@ -27,32 +29,6 @@ TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
 def _agent(spec, **fields):
   return agent_lib.VTraceAgent(spec, config_lib.VTraceConfig(**fields))
-
-
-def _sample(observation, reward, terminated, truncated, action, logits, core_state):
-  """The Sample a FIFO hands over: arrays [B, T + 1, ...], uniform weights."""
-  rows = len(reward)
-  steps = types.Steps(observation, reward, terminated, truncated, action,
-                      policy_outputs={'logits': logits})
-  return types.Sample(ids=np.arange(rows, dtype=np.int64),
-                      data=types.Unroll(steps, tuple(core_state),
-                                        env_id=np.arange(rows, dtype=np.int64)),
-                      weights=np.ones(rows, np.float32))
-
-
-def _random_sample(agent, spec, rng, done_probability=0.2):
-  """A [batch_unrolls, T + 1] sample with random steps and behaviour logits."""
-  shape = (agent.batch_unrolls, agent.unroll_length + 1)
-  core_state = tuple(rng.normal(size=x.shape).astype(np.float32)
-                     for x in agent.initial_core_state(agent.batch_unrolls))
-  return _sample(
-      observation=random_observations(spec, shape, rng),
-      reward=rng.normal(size=shape).astype(np.float32),
-      terminated=rng.random(shape) < done_probability,
-      truncated=rng.random(shape) < done_probability / 2,
-      action=rng.integers(0, spec.num_actions, shape).astype(np.int32),
-      logits=rng.normal(size=shape + (spec.num_actions,)).astype(np.float32),
-      core_state=core_state)
 
 
 def _with_reward(sample, reward):

@@ -6,6 +6,7 @@ TensorFlow (or another agent's code).
 import importlib
 
 AGENTS = {
+    'acer': 'seed.agents.acer.agent:ACERAgent',
     'ddpg': 'seed.agents.ddpg.agent:DDPGAgent',
     'ppo': 'seed.agents.ppo.agent:PPOAgent',
     'r2d2': 'seed.agents.r2d2.agent:R2D2Agent',
@@ -16,6 +17,7 @@ AGENTS = {
 # Each agent's gin-bound config class (its `config_class`), by name: the experiment
 # runner binds `<config>.seed` without importing the agent (and TensorFlow).
 CONFIG_CLASSES = {
+    'acer': 'ACERConfig',
     'ddpg': 'DDPGConfig',
     'ppo': 'PPOConfig',
     'r2d2': 'R2D2Config',

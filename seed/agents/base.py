@@ -30,6 +30,8 @@ class Agent(abc.ABC):
 
   # 'fifo': each unroll is used once, in arrival order (on-policy: V-trace, PPO).
   # 'replay': unrolls go to a replay buffer (R2D2, SAC, DDPG).
+  # 'fresh_then_replay': each fresh batch, then a Poisson number of replayed ones
+  # (ACER; the agent sets `replay_schedule`, seed.replay.fresh_then_replay).
   input_kind: str = 'fifo'
 
   # The policy outputs the train step reads; the unroll builder keeps only these.

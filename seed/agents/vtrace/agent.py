@@ -4,7 +4,7 @@ Actors act with `inference` (sampling from the current policy on the learner),
 unrolls of T + 1 steps come back in arrival order, and `train_step` corrects
 for the few updates of policy lag with V-trace (Espeholt et al., 2018).
 """
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional
 
 import keras
 import numpy as np
@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from seed import types
 from seed.agents import base
+from seed.agents import categorical_acting
 from seed.agents import popart
 from seed.agents import tf_agent
 from seed.agents.vtrace import config as config_lib
@@ -21,13 +22,14 @@ from seed.envs import spec as spec_lib
 from seed.losses import shapes
 
 
-class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
+class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMixin,
+                  base.Agent):
   """Policy + value network, V-trace loss, Adam or RMSProp with global-norm clipping.
 
   Every hyperparameter is in `config` (a VTraceConfig, which gin binds). Training
   envs sample from the policy (V-trace explores by its policy's entropy);
   evaluation envs (ActingParams.evaluation) take its most probable action, as PPO's
-  do, so an evaluation reports the greedy policy.
+  do, so an evaluation reports the greedy policy (categorical_acting).
   """
 
   input_kind = 'fifo'
@@ -78,26 +80,6 @@ class VTraceAgent(tf_agent.KerasAgentMixin, base.Agent):
   @property
   def batch_unrolls(self) -> int:
     return self.config.batch_unrolls
-
-  def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
-    """(c, h), each [num_envs, lstm_size] zeros, with an LSTM; () without."""
-    return tuple(np.asarray(x) for x in self._network.initial_state(num_envs))
-
-  @tf.function
-  def inference(self, observation, reward, done, core_state, acting: types.ActingParams):
-    """Samples actions (the most probable for evaluation envs); see base.Agent.inference.
-
-    One trace per input shape and dtype: pass observation in the env's dtype,
-    reward float32, done bool, core_state float32 and acting as `warm_up` does.
-    Returns (action int32 [B], {'logits': [B, A] float32}, new core_state).
-    """
-    del reward  # No conditioning on the previous reward; no epsilon.
-    logits, _, new_state = self._network.step(observation, done, core_state)
-    seed = self._sampler.make_seeds(1)[:, 0]
-    sampled = tf.random.stateless_categorical(logits, 1, seed=seed, dtype=tf.int32)[:, 0]
-    greedy = tf.argmax(logits, axis=-1, output_type=tf.int32)
-    action = tf.where(tf.cast(acting.evaluation, tf.bool), greedy, sampled)
-    return action, {'logits': logits}, new_state
 
   def replay_features(self, unrolls: types.Unroll) -> np.ndarray:
     """The current policy's logits [B, T + 1, A] for stored unrolls, as the train step

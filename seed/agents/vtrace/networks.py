@@ -1,7 +1,9 @@
-"""Policy + value networks for the V-trace agent, built from Keras 3 layers.
+"""Policy + value networks for the V-trace agent (and ACER's policy + Q network),
+built from Keras 3 layers.
 
 One network gives the policy logits [B, A] and the baseline V(x) [B] for a batch
-of observations, optionally through an LSTM core. It exposes two calls that
+of observations, optionally through an LSTM core; with `q_head` the second head
+gives Q(x, .) [B, A] instead (ACER). It exposes two calls that
 compute the same function:
   * `step`: one time step for a batch, used by inference on the actors' behalf;
   * `unroll`: T time steps at once, used by the learner, which must recompute
@@ -36,9 +38,9 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
                num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
                use_lstm: bool, lstm_size: int, seed: int, initializer: str = 'glorot',
-               name: str = 'policy_value'):
+               q_head: bool = False, name: str = 'policy_value'):
     """torso, mlp_hidden_sizes, use_lstm, lstm_size, seed, initializer: the
-    VTraceConfig fields."""
+    VTraceConfig fields. q_head: the second head gives Q(x, .) [B, A] (ACER), not V(x)."""
     super().__init__(name=name)
     self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
                     lstm_size, seed)
@@ -60,8 +62,10 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
     self._lstm = self._make_lstm()
     self._policy_head = keras.layers.Dense(
         self._num_actions, name='policy_logits', kernel_initializer=init(0.01))
+    self._q_head = bool(q_head)
     self._baseline_head = keras.layers.Dense(
-        1, name='baseline', kernel_initializer=init(1.0))
+        self._num_actions if q_head else 1, name='q_values' if q_head else 'baseline',
+        kernel_initializer=init(1.0))
     self._build_variables()
 
   @property
@@ -70,8 +74,9 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
     return self._baseline_head
 
   def _heads(self, features: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
-    """[N, F] -> (logits [N, A], baseline [N])."""
-    return self._policy_head(features), tf.squeeze(self._baseline_head(features), -1)
+    """[N, F] -> (logits [N, A], baseline [N] or with q_head Q [N, A])."""
+    values = self._baseline_head(features)
+    return self._policy_head(features), values if self._q_head else tf.squeeze(values, -1)
 
   def step(self, observation, done, core_state):
     """One time step.
@@ -82,7 +87,7 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
       core_state: () or (c, h), each [B, lstm_size].
 
     Returns:
-      (logits [B, A] float32, baseline [B] float32, new core_state).
+      (logits [B, A] float32, baseline [B] (Q [B, A] with q_head) float32, new core_state).
     """
     features, new_state = self._core_step(observation, done, core_state)
     logits, baseline = self._heads(features)
@@ -97,10 +102,11 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
       core_state: () or (c, h), each [B, lstm_size]: the state before step 0.
 
     Returns:
-      (logits [T, B, A], baseline [T, B], core_state after step T - 1).
+      (logits [T, B, A], baseline [T, B] (Q [T, B, A] with q_head), core_state after
+      step T - 1).
     """
     features, time_batch, final_state = self._core_unroll(observations, done, core_state)
     logits, baseline = self._heads(features)
     logits = tf.reshape(logits, tf.concat([time_batch, [self._num_actions]], 0))
-    baseline = tf.reshape(baseline, time_batch)
+    baseline = tf.reshape(baseline, tf.concat([time_batch, tf.shape(baseline)[1:]], 0))
     return logits, baseline, final_state

@@ -118,7 +118,8 @@ def test_replay_schedule_comes_from_the_config():
 def test_continuous_actions_are_refused():
   box = spec_lib.EnvSpec((3,), 'float32', action_shape=(1,), action_low=(-2.0,),
                          action_high=(2.0,))
-  with pytest.raises(ValueError, match='ACERAgent needs discrete actions'):
+  with pytest.raises(ValueError, match=r'ACERAgent \(--agent=acer\) needs discrete actions, '
+                     r'got .*; for continuous actions use --agent=acer_continuous'):
     agent_lib.ACERAgent(box, config_lib.ACERConfig())
 
 

@@ -140,3 +140,89 @@ def test_a_zero_kl_gradient_leaves_the_step_alone():
 def test_bad_input_is_named(call, message):
   with pytest.raises(ValueError, match=message):
     call(_random_inputs(np.random.default_rng(4), (3, 2), num_actions=3))
+
+
+# Continuous actions: a Gaussian with fixed std.
+
+def test_gaussian_hand_worked_numbers():
+  # A = 1, sigma = 1, phi = 0, behaviour mean 1, a_t = 0, a' = -1, Q^opc = 3,
+  # Q~(a') = 2, V = 1, c = 1. With L = 1/2 log(2 pi) = 0.918939:
+  #   log f(0) = -L, log mu(0) = -0.5 - L: rho(a_t) = e^0.5 = 1.648721 -> min(1, .) = 1
+  #   truncated term = 1 * (3 - 1) * -L = -1.837877
+  #   log f(-1) = -0.5 - L, log mu(-1) = -2 - L: rho(a') = e^1.5 = 4.481689
+  #   bias correction = (1 - 1/4.481689) * (2 - 1) * (-0.5 - L) = 0.776870 * -1.418939
+  #                   = -1.102331; loss = 2.940208.
+  #   d(objective)/d(phi) = 1 * 2 * (0 - 0) + 0.776870 * 1 * (-1 - 0) = -0.776870.
+  mean = tf.constant([[[0.0]]])
+  with tf.GradientTape() as tape:
+    tape.watch(mean)
+    out = acer.acer_gaussian_policy_loss(
+        mean, behaviour_mean=[[[1.0]]], actions=[[[0.0]]], sampled_actions=[[[-1.0]]],
+        policy_std=1.0, q_opc=[[3.0]], q_sampled=[[2.0]], state_values=[[1.0]],
+        importance_clip=1.0)
+    loss = tf.reduce_sum(out.loss)
+  np.testing.assert_allclose(out.truncated_term.numpy(), [[-1.837877]], rtol=1e-5)
+  np.testing.assert_allclose(out.bias_correction.numpy(), [[-1.102331]], rtol=1e-5)
+  np.testing.assert_allclose(out.loss.numpy(), [[2.940208]], rtol=1e-5)
+  np.testing.assert_allclose(out.importance_weights.numpy(), [[[1.648721, 4.481689]]],
+                             rtol=1e-5)
+  np.testing.assert_allclose(-tape.gradient(loss, mean).numpy(), [[[-0.776870]]], rtol=1e-5)
+
+
+def test_gaussian_gradient_matches_the_papers_formula_entry_by_entry():
+  # d(objective)/d(phi) = min(c, rho(a)) (Q^opc - V) (a - phi) / s^2
+  #                     + [1 - c / rho(a')]_+ (Q~(a') - V) (a' - phi) / s^2.
+  rng = np.random.default_rng(3)
+  shape, dims, std, clip = (4, 3), 2, 0.5, 1.5
+  x = dict(behaviour_mean=rng.normal(0, 0.5, shape + (dims,)),
+           actions=rng.normal(0, 0.7, shape + (dims,)),
+           sampled_actions=rng.normal(0, 0.7, shape + (dims,)),
+           q_opc=rng.normal(0, 1, shape), q_sampled=rng.normal(0, 1, shape),
+           state_values=rng.normal(0, 1, shape))
+  phi = rng.normal(0, 0.5, shape + (dims,))
+  mean = tf.constant(phi, tf.float32)
+  with tf.GradientTape() as tape:
+    tape.watch(mean)
+    loss = tf.reduce_sum(acer.acer_gaussian_policy_loss(
+        mean, policy_std=std, importance_clip=clip,
+        **{k: v.astype(np.float32) for k, v in x.items()}).loss)
+  got = -tape.gradient(loss, mean).numpy()
+
+  def log_density(a, m):
+    return float(np.sum(-0.5 * ((a - m) / std) ** 2 - np.log(std) - 0.5 * np.log(2 * np.pi)))
+
+  want = np.zeros_like(phi)
+  for index in np.ndindex(shape):
+    m, mu = phi[index], x['behaviour_mean'][index]
+    a, a2 = x['actions'][index], x['sampled_actions'][index]
+    v = x['state_values'][index]
+    rho = np.exp(log_density(a, m) - log_density(a, mu))
+    rho2 = np.exp(log_density(a2, m) - log_density(a2, mu))
+    want[index] = (min(clip, rho) * (x['q_opc'][index] - v) * (a - m) / std**2
+                   + max(0.0, 1 - clip / rho2) * (x['q_sampled'][index] - v) * (a2 - m) / std**2)
+  np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_gaussian_kl_gradient_and_value_target_by_hand():
+  # k = (phi - phi_average) / s^2 = (0 - 0.5) / 0.25 = -2.
+  np.testing.assert_allclose(
+      acer.gaussian_average_kl_gradient([[0.5]], [[0.0]], policy_std=0.5).numpy(), [[-2.0]])
+  # V^target = min(1, rho) (Q^ret - Q~) + V: rho = e^0.5 -> 1 * (3 - 2.5) + 1 = 1.5;
+  # rho = 1/2 -> 0.5 * 0.5 + 1 = 1.25.
+  np.testing.assert_allclose(
+      acer.sdn_value_target([0.5, -np.log(2.0)], [3.0, 3.0], [2.5, 2.5], [1.0, 1.0]).numpy(),
+      [1.5, 1.25], rtol=1e-6)
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    (dict(policy_std=0.0), r'policy_std = 0.0; accepted: a number > 0'),
+    (dict(importance_clip=-1.0), r'importance_clip = -1.0; accepted: a number > 0'),
+    (dict(q_opc=[[1.0, 2.0]]), r'q_opc'),
+])
+def test_gaussian_bad_input_is_named(kwargs, message):
+  inputs = dict(mean=[[[0.0]]], behaviour_mean=[[[0.0]]], actions=[[[0.0]]],
+                sampled_actions=[[[0.0]]], policy_std=1.0, q_opc=[[1.0]], q_sampled=[[1.0]],
+                state_values=[[1.0]])
+  inputs.update(kwargs)
+  with pytest.raises(ValueError, match=message):
+    acer.acer_gaussian_policy_loss(**inputs)

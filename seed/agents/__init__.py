@@ -7,6 +7,7 @@ import importlib
 
 AGENTS = {
     'acer': 'seed.agents.acer.agent:ACERAgent',
+    'acer_continuous': 'seed.agents.acer.continuous:ACERContinuousAgent',
     'ddpg': 'seed.agents.ddpg.agent:DDPGAgent',
     'ppo': 'seed.agents.ppo.agent:PPOAgent',
     'r2d2': 'seed.agents.r2d2.agent:R2D2Agent',
@@ -18,6 +19,7 @@ AGENTS = {
 # runner binds `<config>.seed` without importing the agent (and TensorFlow).
 CONFIG_CLASSES = {
     'acer': 'ACERConfig',
+    'acer_continuous': 'ACERContinuousConfig',
     'ddpg': 'DDPGConfig',
     'ppo': 'PPOConfig',
     'r2d2': 'R2D2Config',

@@ -1,5 +1,6 @@
 """ACER's policy loss and trust region (Wang et al., 2017, "Sample efficient
-actor-critic with experience replay"), discrete actions.
+actor-critic with experience replay"), for discrete actions and for a Gaussian policy
+over continuous ones.
 
 Tensors are time-major [T, B, ...] (any batch shape between time and the action
 axis A). With f = pi(.|x_t) the current policy, mu the behaviour policy that acted,
@@ -20,11 +21,21 @@ average of the policy network. The step is the solution of
   z* = g - max(0, (k . g - delta) / ||k||^2) k,
 which `trust_region_projection` computes per step; the agent then back-propagates
 z* through phi (a surrogate loss -sum(stop_gradient(z*) * f)).
+
+Continuous actions (section 5): f = N(phi(x_t), sigma^2 I) with a fixed sigma, so phi
+is the mean and k = (phi - phi_average) / sigma^2. The expectation in the bias
+correction becomes one sample a' ~ f, and the critic is a stochastic dueling network
+Q~(x, a) = V(x) + A(x, a) - mean_i A(x, u_i), u_i ~ f:
+  g_t = min(c, rho_t(a_t)) grad log f(a_t) (Q^opc_t - V_t)
+      + [1 - c / rho_t(a')]_+ grad log f(a') (Q~(x_t, a') - V_t),
+with Q^opc Retrace with every c_i = 1 (`acer_gaussian_policy_loss`). V learns from
+V^target_t = min(1, rho_t(a_t)) (Q^ret_t - Q~(x_t, a_t)) + V_t (`sdn_value_target`).
 """
 import collections
 
 import tensorflow as tf
 
+from seed.losses import distributions
 from seed.losses import shapes
 
 AcerPolicyLoss = collections.namedtuple(
@@ -129,3 +140,95 @@ def trust_region_projection(objective_gradient, kl_gradient, max_kl=1.0) -> tf.T
   # k = 0 only where the average assigns no mass at all: nothing to project onto.
   scale = tf.nn.relu(tf.math.divide_no_nan(k_dot_g - tf.cast(max_kl, tf.float32), k_norm_sq))
   return g - scale * k
+
+
+def acer_gaussian_policy_loss(mean, behaviour_mean, actions, sampled_actions, policy_std,
+                              q_opc, q_sampled, state_values,
+                              importance_clip=10.0) -> AcerPolicyLoss:
+  """The per-step ACER policy loss of a Gaussian policy with fixed std; see the module
+  docstring.
+
+  Args:
+    mean: [T, B, A] phi(x_t), the current policy's mean (the only input gradients flow
+      into).
+    behaviour_mean: [T, B, A] the mean of the policy that acted (same std).
+    actions: [T, B, A] the actions taken (as sampled, unclipped).
+    sampled_actions: [T, B, A] a' ~ f(.|x_t), one fresh sample (held fixed).
+    policy_std: sigma > 0, the std of every action dimension.
+    q_opc: [T, B] Retrace targets with c_i = 1 (seed.losses.retrace with log_rhos 0).
+    q_sampled: [T, B] Q~(x_t, a').
+    state_values: [T, B] V(x_t).
+    importance_clip: c > 0, the truncation of the importance weight.
+
+  Returns:
+    AcerPolicyLoss; its importance_weights are [T, B, 2]: rho_t(a_t) and rho_t(a').
+
+  Raises:
+    ValueError: if the shapes do not agree or policy_std or importance_clip <= 0.
+  """
+  _check_positive('importance_clip', importance_clip)
+  _check_positive('policy_std', policy_std)
+  mean = tf.convert_to_tensor(mean, dtype=tf.float32)
+  if mean.shape.rank is not None and mean.shape.rank < 2:
+    raise ValueError(f'mean has shape {mean.shape}, expected [T, ..., A].')
+  behaviour_mean = tf.convert_to_tensor(behaviour_mean, dtype=tf.float32)
+  actions = tf.stop_gradient(tf.convert_to_tensor(actions, dtype=tf.float32))
+  sampled_actions = tf.stop_gradient(tf.convert_to_tensor(sampled_actions, dtype=tf.float32))
+  for name, tensor in (('behaviour_mean', behaviour_mean), ('actions', actions),
+                       ('sampled_actions', sampled_actions)):
+    shapes.check_shape(name, tensor, mean.shape)
+  q_opc, q_sampled, state_values = (
+      tf.stop_gradient(tf.convert_to_tensor(x, dtype=tf.float32))
+      for x in (q_opc, q_sampled, state_values))
+  for name, tensor in (('q_opc', q_opc), ('q_sampled', q_sampled),
+                       ('state_values', state_values)):
+    shapes.check_shape(name, tensor, mean.shape[:-1])
+
+  log_std = tf.fill(tf.shape(mean), tf.math.log(tf.cast(policy_std, tf.float32)))
+  fixed_mean = tf.stop_gradient(mean)
+
+  def log_rho(x):
+    return (distributions.diag_gaussian_log_prob(x, fixed_mean, log_std)
+            - distributions.diag_gaussian_log_prob(x, behaviour_mean, log_std))
+
+  rho_taken = tf.exp(log_rho(actions))
+  rho_sampled = tf.exp(log_rho(sampled_actions))
+  clip = tf.cast(importance_clip, tf.float32)
+  truncated_term = (tf.minimum(clip, rho_taken) * (q_opc - state_values)
+                    * distributions.diag_gaussian_log_prob(actions, mean, log_std))
+  bias_correction = (tf.nn.relu(1.0 - clip / (rho_sampled + PROBABILITY_EPSILON))
+                     * (q_sampled - state_values)
+                     * distributions.diag_gaussian_log_prob(sampled_actions, mean, log_std))
+  return AcerPolicyLoss(loss=-(truncated_term + bias_correction),
+                        truncated_term=truncated_term, bias_correction=bias_correction,
+                        importance_weights=tf.stop_gradient(
+                            tf.stack([rho_taken, rho_sampled], axis=-1)))
+
+
+def gaussian_average_kl_gradient(average_mean, mean, policy_std) -> tf.Tensor:
+  """k = grad_phi KL(N(phi_average, s^2) || N(phi, s^2)) = (phi - phi_average) / s^2,
+  [..., A], gradient-stopped."""
+  _check_positive('policy_std', policy_std)
+  average_mean = tf.convert_to_tensor(average_mean, dtype=tf.float32)
+  mean = tf.convert_to_tensor(mean, dtype=tf.float32)
+  shapes.check_shape('average_mean', average_mean, mean.shape)
+  return tf.stop_gradient((mean - average_mean) / tf.square(tf.cast(policy_std, tf.float32)))
+
+
+def sdn_value_target(log_rhos, q_retrace, q_taken, state_values) -> tf.Tensor:
+  """V^target_t = min(1, rho_t) (Q^ret_t - Q~(x_t, a_t)) + V_t, [T, B], gradient-stopped.
+
+  Args:
+    log_rhos: [T, B] log(f(a_t) / mu(a_t)) of the taken actions (all dimensions).
+    q_retrace: [T, B] Q^ret_t.
+    q_taken: [T, B] Q~(x_t, a_t).
+    state_values: [T, B] V(x_t).
+  """
+  log_rhos, q_retrace, q_taken, state_values = (
+      tf.convert_to_tensor(x, dtype=tf.float32)
+      for x in (log_rhos, q_retrace, q_taken, state_values))
+  for name, tensor in (('q_retrace', q_retrace), ('q_taken', q_taken),
+                       ('state_values', state_values)):
+    shapes.check_shape(name, tensor, log_rhos.shape)
+  return tf.stop_gradient(tf.minimum(1.0, tf.exp(log_rhos)) * (q_retrace - q_taken)
+                          + state_values)

@@ -16,29 +16,26 @@ target and is masked out of every loss.
 """
 from typing import Dict, Optional
 
-import keras
 import tensorflow as tf
 
 from seed import types
 from seed.agents import base
 from seed.agents import categorical_acting
 from seed.agents import tf_agent
+from seed.agents.acer import common
 from seed.agents.acer import config as config_lib
 from seed.agents.vtrace import networks
 from seed.envs import spec as spec_lib
 from seed.losses import acer as acer_losses
 from seed.losses import retrace
-from seed.losses import sac as sac_losses
 from seed.losses import shapes
-from seed.replay.fresh_then_replay import ReplaySchedule
 
 
 class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMixin,
-                base.Agent):
+                common.ACERAgentBase):
   """Policy + Q network on one torso, its Polyak average, ACER's loss; see the module
   docstring. Every hyperparameter is in `config` (an ACERConfig, which gin binds)."""
 
-  input_kind = 'fresh_then_replay'
   trained_outputs = ('logits',)
   config_class = config_lib.ACERConfig
 
@@ -50,6 +47,10 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
       ValueError: for continuous actions (this is the discrete variant); the config
         checks itself.
     """
+    if isinstance(env_spec, spec_lib.EnvSpec) and not env_spec.is_discrete:
+      raise ValueError(f'ACERAgent (--agent=acer) needs discrete actions, got '
+                       f'{env_spec.describe()}; for continuous actions use '
+                       '--agent=acer_continuous.')
     base.check_discrete_spec(env_spec, 'ACERAgent')
     self.config = config = config if config is not None else config_lib.ACERConfig()
     self._env_spec = env_spec
@@ -63,32 +64,12 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
 
     self._network = network('policy_q')
     self._average_network = network('average_policy_q')
-    sac_losses.polyak_update(self._network.trainable_variables,
-                             self._average_network.trainable_variables, tau=1.0)
+    common.copy_into_average(self._network.trainable_variables,
+                             self._average_network.trainable_variables)
     self._configured_learning_rate = float(config.learning_rate)
-    if config.optimizer == 'adam':
-      self._optimizer = keras.optimizers.Adam(config.learning_rate,
-                                              epsilon=config.adam_epsilon)
-    else:
-      self._optimizer = keras.optimizers.RMSprop(
-          config.learning_rate, rho=0.99, momentum=0.0, epsilon=config.rmsprop_epsilon)
+    self._optimizer = common.make_optimizer(config)
     self._sampler = tf.random.Generator.from_seed(config.seed)
     self._train_function = tf.function(self._train)
-
-  @property
-  def unroll_length(self) -> int:
-    return self.config.unroll_length
-
-  @property
-  def batch_unrolls(self) -> int:
-    return self.config.batch_unrolls
-
-  @property
-  def replay_schedule(self) -> ReplaySchedule:
-    """What FreshThenReplay needs: the replay ratio and the replay's size."""
-    return ReplaySchedule(replay_ratio=self.config.replay_ratio,
-                          capacity_unrolls=self.config.replay_capacity_unrolls,
-                          replay_start_unrolls=self.config.replay_start_unrolls)
 
   def checkpoint_items(self) -> Dict[str, object]:
     return {'model': self._network, 'average_model': self._average_network,
@@ -175,13 +156,8 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
     applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
-
-    def update_average():
-      sac_losses.polyak_update(variables, self._average_network.trainable_variables,
-                               tau=1.0 - config.average_decay)
-      return tf.constant(True)
-
-    tf.cond(applied, update_average, lambda: tf.constant(False))
+    common.update_average_if(applied, variables, self._average_network.trainable_variables,
+                             config.average_decay)
     k_dot_g = tf.reduce_sum(kl_gradient * objective_gradient, axis=-1)
     kl_from_average = tf.reduce_sum(
         average_probs * (tf.math.log(average_probs + acer_losses.PROBABILITY_EPSILON)

@@ -89,6 +89,20 @@ def test_acer_learns_cartpole_from_fresh_and_replayed_traces(tmp_path):
 
 
 
+def test_acer_with_its_lstm_solves_the_memory_task(tmp_path):
+  # MemoryCue through ACER's recurrent variant: replayed traces start from their stored
+  # LSTM state. Seed 0 reached a mean of 0.98 over 100 episodes by 7K frames; without
+  # the LSTM the same config stayed near 0 (best 0.32) for 60K frames.
+  frames, mean_return = train_until(
+      tmp_path, 'gin/toy/acer.gin', target=0.9, max_frames=50_000, window=100, agent='acer',
+      bindings=["EnvConfig.name='MemoryCue'", "EnvConfig.options={'delay': 5}",
+                'ACERConfig.use_lstm=True', 'ACERConfig.lstm_size=64',
+                'ACERConfig.mlp_hidden_sizes=(64,)'])
+  assert mean_return >= 0.9, f'best mean reward over 100 episodes: {mean_return}'
+  assert frames <= 50_000
+
+
+
 def test_continuous_acer_learns_pendulum(tmp_path):
   # gin/toy/acer_continuous.gin: the Gaussian policy, the stochastic dueling network
   # and the trust region. Random play scores about -1,200; with the trust region off

@@ -3,7 +3,6 @@ the targets against a slow NumPy loop, their mean against scalar Retrace, mass,
 episode ends and truncation."""
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from seed.losses import distributional_retrace as dr
 from seed.losses import retrace

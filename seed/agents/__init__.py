@@ -11,6 +11,7 @@ AGENTS = {
     'ddpg': 'seed.agents.ddpg.agent:DDPGAgent',
     'ppo': 'seed.agents.ppo.agent:PPOAgent',
     'r2d2': 'seed.agents.r2d2.agent:R2D2Agent',
+    'reactor': 'seed.agents.reactor.agent:ReactorAgent',
     'sac': 'seed.agents.sac.agent:SACAgent',
     'vtrace': 'seed.agents.vtrace.agent:VTraceAgent',
 }
@@ -23,6 +24,7 @@ CONFIG_CLASSES = {
     'ddpg': 'DDPGConfig',
     'ppo': 'PPOConfig',
     'r2d2': 'R2D2Config',
+    'reactor': 'ReactorConfig',
     'sac': 'SACConfig',
     'vtrace': 'VTraceConfig',
 }

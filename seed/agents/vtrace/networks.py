@@ -3,7 +3,9 @@ built from Keras 3 layers.
 
 One network gives the policy logits [B, A] and the baseline V(x) [B] for a batch
 of observations, optionally through an LSTM core; with `q_head` the second head
-gives Q(x, .) [B, A] instead (ACER). It exposes two calls that
+gives Q(x, .) [B, A] instead (ACER), and with `q_atoms` = N > 0 the logits of a
+categorical return distribution over N atoms per action [B, A, N] (Reactor). It
+exposes two calls that
 compute the same function:
   * `step`: one time step for a batch, used by inference on the actors' behalf;
   * `unroll`: T time steps at once, used by the learner, which must recompute
@@ -38,9 +40,10 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
                num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
                use_lstm: bool, lstm_size: int, seed: int, initializer: str = 'glorot',
-               q_head: bool = False, name: str = 'policy_value'):
+               q_head: bool = False, q_atoms: int = 0, name: str = 'policy_value'):
     """torso, mlp_hidden_sizes, use_lstm, lstm_size, seed, initializer: the
-    VTraceConfig fields. q_head: the second head gives Q(x, .) [B, A] (ACER), not V(x)."""
+    VTraceConfig fields. q_head: the second head gives Q(x, .) [B, A] (ACER), not V(x);
+    q_atoms > 0 (with q_head): return-distribution logits [B, A, q_atoms] (Reactor)."""
     super().__init__(name=name)
     self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
                     lstm_size, seed)
@@ -63,9 +66,12 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
     self._policy_head = keras.layers.Dense(
         self._num_actions, name='policy_logits', kernel_initializer=init(0.01))
     self._q_head = bool(q_head)
+    self._q_atoms = int(q_atoms)
+    if self._q_atoms and not self._q_head:
+      raise ValueError(f'q_atoms = {q_atoms} needs q_head=True')
+    width = self._num_actions * max(self._q_atoms, 1) if q_head else 1
     self._baseline_head = keras.layers.Dense(
-        self._num_actions if q_head else 1, name='q_values' if q_head else 'baseline',
-        kernel_initializer=init(1.0))
+        width, name='q_values' if q_head else 'baseline', kernel_initializer=init(1.0))
     self._build_variables()
 
   @property
@@ -74,8 +80,11 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
     return self._baseline_head
 
   def _heads(self, features: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
-    """[N, F] -> (logits [N, A], baseline [N] or with q_head Q [N, A])."""
+    """[N, F] -> (logits [N, A], baseline [N], or with q_head Q [N, A] or with q_atoms
+    [N, A, q_atoms])."""
     values = self._baseline_head(features)
+    if self._q_atoms:
+      values = tf.reshape(values, [-1, self._num_actions, self._q_atoms])
     return self._policy_head(features), values if self._q_head else tf.squeeze(values, -1)
 
   def step(self, observation, done, core_state):

@@ -1,0 +1,181 @@
+"""Reactor (Gruslys et al., 2018) for discrete actions: a policy and a categorical
+return distribution per action on one torso and LSTM, trained from prioritized
+replay of sequences with distributional Retrace and the beta-LOO policy gradient.
+
+Actors act with `inference` (sampling from the current policy on the learner, as
+V-trace's and ACER's do); sequences of T + 1 steps go to the prioritized replay
+(seed.replay.replay_input, input_kind 'replay'), which hands them back weighted by
+their importance weights. Each train step, for every sequence:
+  - Z(x_t, .) are the softmax of the network's [A, N] logits over the atoms z_j;
+    Q(x_t, a) = sum_j z_j Z(x_t, a)_j;
+  - the targets of Z(x_t, a_t) are distributional Retrace's (seed.losses.
+    distributional_retrace) under the current policy pi, with the stored behaviour
+    logits as mu; the critic minimises their cross-entropy with Z(x_t, a_t);
+  - R_t, the mean of that target, is the scalar Retrace return; the policy follows
+    beta-LOO (seed.losses.beta_loo) with the critic's Q and R, plus an entropy bonus;
+  - the sequence's new priority is eta max_t |R_t - Q_t| + (1 - eta) mean_t, plus
+    PRIORITY_FLOOR.
+Every loss is weighted per sequence by its importance weight. A truncated transition
+(time limit) has no target and is masked out of every loss.
+"""
+from typing import Dict, Optional
+
+import numpy as np
+import tensorflow as tf
+
+from seed import types
+from seed.agents import base
+from seed.agents import categorical_acting
+from seed.agents import tf_agent
+from seed.agents.acer import common as acer_common
+from seed.agents.reactor import config as config_lib
+from seed.agents.vtrace import networks
+from seed.envs import spec as spec_lib
+from seed.losses import beta_loo
+from seed.losses import distributional_retrace
+from seed.losses import shapes
+from seed.replay import prioritized
+
+
+# Added to every sequence priority (see train_step).
+PRIORITY_FLOOR = 1e-6
+
+
+class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMixin,
+                   base.Agent):
+  """Policy + return-distribution network and Reactor's losses; see the module
+  docstring. Every hyperparameter is in `config` (a ReactorConfig, which gin binds)."""
+
+  input_kind = 'replay'
+  trained_outputs = ('logits',)
+  config_class = config_lib.ReactorConfig
+
+  def __init__(self, env_spec: spec_lib.EnvSpec,
+               config: Optional[config_lib.ReactorConfig] = None):
+    """Raises ValueError for continuous actions; the config checks itself."""
+    if isinstance(env_spec, spec_lib.EnvSpec) and not env_spec.is_discrete:
+      raise ValueError(f'ReactorAgent (--agent=reactor) needs discrete actions, got '
+                       f'{env_spec.describe()}.')
+    base.check_discrete_spec(env_spec, 'ReactorAgent')
+    self.config = config = config if config is not None else config_lib.ReactorConfig()
+    self._env_spec = env_spec
+    self._network = networks.PolicyValueNetwork(
+        env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
+        torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
+        use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
+        initializer=config.initializer, q_head=True, q_atoms=config.num_atoms,
+        name='policy_distribution')
+    self._support = tf.constant(
+        np.linspace(config.v_min, config.v_max, config.num_atoms), tf.float32)
+    self._configured_learning_rate = float(config.learning_rate)
+    self._optimizer = acer_common.make_optimizer(config)
+    self._sampler = tf.random.Generator.from_seed(config.seed)
+    self._train_function = tf.function(self._train)
+
+  @property
+  def unroll_length(self) -> int:
+    return self.config.unroll_length
+
+  @property
+  def batch_unrolls(self) -> int:
+    return self.config.batch_unrolls
+
+  @property
+  def support(self) -> np.ndarray:
+    """The atoms z_j, [num_atoms]."""
+    return self._support.numpy()
+
+  def checkpoint_items(self) -> Dict[str, object]:
+    return {'model': self._network, 'optimizer': self._optimizer, 'sampler': self._sampler}
+
+  def train_step(self, sample: types.Sample) -> types.TrainResult:
+    """One optimizer step on `batch_unrolls` sequences of `unroll_length + 1` steps,
+    weighted by sample.weights.
+
+    Returns:
+      TrainResult with logs (Python floats) total_loss, policy_loss, q_loss, entropy,
+      mean_rho, mean_beta, mean_q, mean_return, grad_norm, learning_rate,
+      skipped_updates; and the sequences' new priorities (float64 [B]) unless the
+      update was skipped.
+    """
+    shapes.check_sample(sample, self.batch_unrolls, self.unroll_length + 1,
+                        '[batch_unrolls, unroll_length + 1]', self.trained_outputs,
+                        core_state_parts=len(self.initial_core_state(1)))
+    self._build_optimizer()
+    steps = sample.data.steps
+    steps = steps._replace(policy_outputs={'logits': steps.policy_outputs['logits']})
+    core_state = tuple(tf.convert_to_tensor(np.asarray(x, np.float32))
+                       for x in sample.data.core_state)
+    weights = tf.convert_to_tensor(np.asarray(sample.weights, np.float32))
+    logs, abs_errors, valid = self._train_function(
+        tf.nest.map_structure(tf.convert_to_tensor, steps), core_state, weights)
+    logs = {key: float(value) for key, value in logs.items()}
+    skipped = int(logs['skipped_updates'])
+    if skipped:
+      return types.TrainResult(logs=logs, skipped_updates=skipped)
+    priorities = prioritized.sequence_priority(abs_errors.numpy(), eta=self.config.priority_eta,
+                                               mask=valid.numpy(), axis=0)
+    # PER's epsilon: a sequence the critic already fits can still be drawn, and a
+    # replay whose priorities were all 0 could not sample at all.
+    return types.TrainResult(logs=logs, priorities=priorities + PRIORITY_FLOOR)
+
+  def _train(self, steps, core_state, importance_weights):
+    """The traced part of train_step: batch-major Steps in; scalar logs, |R - Q| [T, B]
+    and the valid-step mask [T, B] out."""
+    observation, reward, terminated, truncated, action = (
+        shapes.time_major(getattr(steps, field)) for field in types.STEP_FIELDS)
+    behaviour_logits = shapes.time_major(steps.policy_outputs['logits'])[:-1]
+    terminated = tf.cast(terminated, tf.bool)
+    truncated = tf.cast(truncated, tf.bool)
+    done = tf.logical_or(terminated, truncated)
+    config = self.config
+    rewards = tf.cast(reward[1:], tf.float32)
+    if config.reward_clipping == 'abs_one':
+      rewards = tf.clip_by_value(rewards, -1.0, 1.0)
+    rewards = config.reward_scale * rewards
+    discounts = config.discount * (1.0 - tf.cast(terminated[1:], tf.float32))
+    mask = 1.0 - tf.cast(truncated[1:], tf.float32)
+    weights = importance_weights[tf.newaxis, :] * mask
+    steps_in_batch = tf.cast(tf.size(mask), tf.float32)
+    actions = tf.cast(action[:-1], tf.int32)
+    taken = tf.one_hot(actions, self._env_spec.num_actions, dtype=tf.float32)
+
+    variables = self._network.trainable_variables
+    with tf.GradientTape() as tape:
+      logits, atom_logits, _ = self._network.unroll(observation, done, core_state)
+      probs = tf.nn.softmax(logits)
+      distributions = tf.nn.softmax(atom_logits)                 # [T + 1, B, A, N]
+      fixed_probs = tf.stop_gradient(probs)
+      fixed_distributions = tf.stop_gradient(distributions)
+      state_distributions = tf.reduce_sum(fixed_probs[..., tf.newaxis] * fixed_distributions,
+                                          axis=2)                 # [T + 1, B, N]
+      taken_distributions = tf.reduce_sum(taken[..., tf.newaxis] * distributions[:-1], axis=2)
+      log_rhos = tf.stop_gradient(tf.reduce_sum(
+          (tf.nn.log_softmax(logits[:-1]) - tf.nn.log_softmax(behaviour_logits)) * taken, -1))
+      targets = distributional_retrace.distributional_retrace_targets(
+          log_rhos, discounts, rewards, tf.stop_gradient(taken_distributions),
+          state_distributions[:-1], state_distributions[-1], self._support,
+          truncated=truncated[1:], lambda_=config.retrace_lambda)
+      cross_entropy = -tf.reduce_sum(
+          targets * tf.math.log(taken_distributions + 1e-8), axis=-1)
+      q_loss = tf.reduce_sum(weights * cross_entropy) / steps_in_batch
+      q_values = tf.reduce_sum(fixed_distributions[:-1] * self._support, axis=-1)  # [T, B, A]
+      returns = tf.reduce_sum(targets * self._support, axis=-1)
+      policy = beta_loo.beta_loo_policy_loss(
+          probs[:-1], tf.nn.softmax(behaviour_logits), actions, q_values, returns,
+          config.beta_clip)
+      entropy = -tf.reduce_sum(probs[:-1] * tf.nn.log_softmax(logits[:-1]), axis=-1)
+      policy_loss = tf.reduce_sum(weights * (policy.loss - config.entropy_cost * entropy))
+      total_loss = policy_loss / steps_in_batch + config.q_cost * q_loss
+    gradients = tape.gradient(total_loss, variables)
+    learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
+    applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+                                                  total_loss, config.max_grad_norm)
+    q_taken = tf.reduce_sum(q_values * taken, axis=-1)
+    mean = lambda x: tf.reduce_sum(mask * x) / tf.maximum(tf.reduce_sum(mask), 1.0)
+    logs = dict(
+        total_loss=total_loss, policy_loss=mean(policy.loss), q_loss=q_loss,
+        entropy=mean(entropy), mean_rho=mean(tf.exp(log_rhos)), mean_beta=mean(policy.betas),
+        mean_q=mean(q_taken), mean_return=mean(returns), grad_norm=grad_norm,
+        learning_rate=learning_rate, skipped_updates=1.0 - tf.cast(applied, tf.float32))
+    return logs, tf.abs(returns - q_taken), mask > 0

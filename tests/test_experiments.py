@@ -75,7 +75,7 @@ def test_experiments_file_entries_with_their_own_grids(tmp_path):
 def test_layer_refuses_flags_the_runner_sets_and_unknown_agents():
   with pytest.raises(ValueError, match='runner-set learner flag --logdir; an experiment may set'):
     layers.Layer(learner_flags={'logdir': '/tmp/x'})
-  with pytest.raises(ValueError, match="unknown agent 'r2d3'; known agents: ddpg, ppo"):
+  with pytest.raises(ValueError, match="unknown agent 'r2d3'; known agents: acer, acer_continuous, ddpg, ppo"):
     layers.Layer(agent='r2d3')
 
 

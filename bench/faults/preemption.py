@@ -29,12 +29,14 @@ CI_COUNT = 1   # SIGTERMs per agent
 FULL_COUNT = 1
 
 TOY = {'vtrace': 'gin/toy/vtrace.gin', 'ppo': 'gin/toy/ppo.gin', 'r2d2': 'gin/toy/r2d2.gin',
-       'sac': 'gin/toy/sac.gin', 'ddpg': 'gin/toy/ddpg.gin'}
+       'sac': 'gin/toy/sac.gin', 'ddpg': 'gin/toy/ddpg.gin', 'acer': 'gin/toy/acer.gin',
+       'reactor': 'gin/toy/reactor.gin'}
 SHIPPED = {'vtrace': 'gin/atari/vtrace.gin', 'r2d2': 'gin/atari/r2d2.gin',
            'ppo': 'gin/mujoco/ppo.gin', 'sac': 'gin/mujoco/sac.gin',
-           'ddpg': 'gin/mujoco/ddpg.gin'}
-# CI: the replay agents on their toy configs (a minute instead of three).
-CI_OPTIONS = {'configs': {name: TOY[name] for name in ('r2d2', 'sac')}}
+           'ddpg': 'gin/mujoco/ddpg.gin', 'acer': 'gin/atari/acer.gin',
+           'reactor': 'gin/atari/reactor.gin'}
+# CI: the replay agents on their toy configs (a minute or two instead of several).
+CI_OPTIONS = {'configs': {name: TOY[name] for name in ('r2d2', 'sac', 'acer', 'reactor')}}
 SERVE_S = 10.0
 WARM_STEPS = 3  # train steps done before SIGTERM
 LIMIT_S = 30.0

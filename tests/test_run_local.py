@@ -29,6 +29,22 @@ def wait_for_text(path, text, timeout_s=180):
   raise TimeoutError(f'{text!r} never appeared in {path}')
 
 
+def communicate(run, logdir, timeout_s):
+  """run's output once it exits; on a timeout, kills its process group (so a failed
+  test leaves nothing running) and fails with what each process last logged."""
+  try:
+    return run.communicate(timeout=timeout_s)[0]
+  except subprocess.TimeoutExpired:
+    left = processes_using(logdir)
+    os.killpg(run.pid, signal.SIGKILL)
+    output = run.communicate()[0]
+    logs = {name: open(os.path.join(logdir, 'logs', name)).read()[-3000:]
+            for name in sorted(os.listdir(os.path.join(logdir, 'logs')))}
+    pytest.fail(f'./run_local.sh still running {timeout_s} s on; processes left: {left}\n'
+                f'output:\n{output[-3000:]}\n' + '\n'.join(f'--- {name}:\n{text}'
+                                                     for name, text in logs.items()))
+
+
 def processes_using(logdir):
   found = subprocess.run(['pgrep', '-f', f'--logdir={logdir}'], capture_output=True, text=True)
   return found.stdout.split()
@@ -41,7 +57,7 @@ def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
   wait_for_text(learner_log, 'frames/s')
   wait_for_text(os.path.join(logdir, 'logs', 'actor_1.log'), 'connected to learner')
   os.kill(run.pid, signal.SIGINT)  # what Ctrl-C sends to the script
-  output, _ = run.communicate(timeout=120)
+  output = communicate(run, logdir, 120)
   assert run.returncode == 130, output  # ended by Ctrl-C, after a clean stop
   assert 'frames/s' in output and 'received SIGTERM: checkpointing and stopping' in output
   assert 'checkpoint written' in output, open(learner_log).read()[-4000:]
@@ -53,7 +69,7 @@ def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
     assert os.path.exists(os.path.join(logdir, name)), name
 
   rerun = launch('toy', 'vtrace', '1', '2', '--max_env_frames=1', logdir=logdir)
-  output, _ = rerun.communicate(timeout=180)
+  output = communicate(rerun, logdir, 180)
   assert rerun.returncode == 0, output
   assert 'resumed: True' in output
 

@@ -35,8 +35,9 @@ SHIPPED = {'vtrace': 'gin/atari/vtrace.gin', 'r2d2': 'gin/atari/r2d2.gin',
            'ppo': 'gin/mujoco/ppo.gin', 'sac': 'gin/mujoco/sac.gin',
            'ddpg': 'gin/mujoco/ddpg.gin', 'acer': 'gin/atari/acer.gin',
            'reactor': 'gin/atari/reactor.gin'}
-# CI: the replay agents on their toy configs (a minute or two instead of several).
-CI_OPTIONS = {'configs': {name: TOY[name] for name in ('r2d2', 'sac', 'acer', 'reactor')}}
+# CI: two replay agents on their toy configs (a minute instead of several); ACER's and
+# Reactor's toy configs pass too (138 s for the four), kept out of CI for its time.
+CI_OPTIONS = {'configs': {name: TOY[name] for name in ('r2d2', 'sac')}}
 SERVE_S = 10.0
 WARM_STEPS = 3  # train steps done before SIGTERM
 LIMIT_S = 30.0

@@ -12,12 +12,22 @@ from tests.server_harness import free_port
 pytestmark = pytest.mark.timeout(300)
 
 
+def _default_interrupts():
+  # A shell started with SIGINT ignored cannot trap it (bash ignores signals that were
+  # ignored on entry): so it is when pytest itself runs as a background job of a
+  # script, e.g. `nohup ./run_tests.sh &`. A user's terminal delivers Ctrl-C with the
+  # default action, as here.
+  signal.signal(signal.SIGINT, signal.SIG_DFL)
+  signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def launch(*args, logdir):
   env = dict(_env(), SEED_PORT=str(free_port()), SEED_TENSORBOARD_PORT='0')
   return subprocess.Popen(['./run_local.sh', *args, f'--logdir={logdir}',
                            '--progress_interval_s=1'],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env=env, cwd=REPO, start_new_session=True)
+                          env=env, cwd=REPO, start_new_session=True,
+                          preexec_fn=_default_interrupts)
 
 
 def wait_for_text(path, text, timeout_s=180):

@@ -97,21 +97,11 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
 
   def _train(self, steps, core_state):
     """The traced part of train_step: batch-major Steps in, scalar logs out."""
-    observation, reward, terminated, truncated, action = (
-        shapes.time_major(getattr(steps, field)) for field in types.STEP_FIELDS)
-    behaviour_logits = shapes.time_major(steps.policy_outputs['logits'])[:-1]
-    terminated = tf.cast(terminated, tf.bool)
-    truncated = tf.cast(truncated, tf.bool)
-    # Step t's flags belong to the transition into observation[t] (seed.types.Steps).
-    done = tf.logical_or(terminated, truncated)
     config = self.config
-    rewards = tf.cast(reward[1:], tf.float32)
-    if config.reward_clipping == 'abs_one':
-      rewards = tf.clip_by_value(rewards, -1.0, 1.0)
-    discounts = config.discount * (1.0 - tf.cast(terminated[1:], tf.float32))
+    (observation, done, actions, behaviour_logits, rewards, discounts,
+     truncated) = common.discrete_trace_inputs(steps, config)
     # A truncated transition's next state was never seen: no target, no loss.
-    mask = 1.0 - tf.cast(truncated[1:], tf.float32)
-    actions = tf.cast(action[:-1], tf.int32)
+    mask = 1.0 - tf.cast(truncated, tf.float32)
     num_actions = self._env_spec.num_actions
     taken = tf.one_hot(actions, num_actions, dtype=tf.float32)
     average_logits, _, _ = self._average_network.unroll(observation, done, core_state)
@@ -131,7 +121,7 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
           (tf.nn.log_softmax(logits[:-1]) - tf.nn.log_softmax(behaviour_logits)) * taken, -1)
       q_retrace = retrace.retrace_targets(
           tf.stop_gradient(log_rhos), discounts, rewards, tf.stop_gradient(q_taken),
-          state_values[:-1], state_values[-1], truncated=truncated[1:],
+          state_values[:-1], state_values[-1], truncated=truncated,
           lambda_=config.retrace_lambda)
       # g: the gradient of each step's objective with respect to its probabilities.
       with tf.GradientTape() as probs_tape:
@@ -143,13 +133,9 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
         objective = tf.reduce_sum(mask * (config.entropy_cost * entropy - policy.loss))
       objective_gradient = tf.stop_gradient(probs_tape.gradient(objective, probs))
       kl_gradient = acer_losses.average_kl_gradient(average_probs, probs)
-      if config.trust_region:
-        step_gradient = acer_losses.trust_region_projection(objective_gradient, kl_gradient,
-                                                            config.max_kl)
-      else:
-        step_gradient = objective_gradient
       # d(surrogate)/d(theta) = -sum z* d(probs)/d(theta): z* back-propagated.
-      policy_surrogate = -tf.reduce_sum(tf.stop_gradient(step_gradient) * probs) / steps_in_batch
+      policy_surrogate = common.policy_surrogate(objective_gradient, kl_gradient, probs,
+                                                 config, steps_in_batch)
       q_loss = 0.5 * tf.reduce_sum(mask * tf.square(q_retrace - q_taken)) / steps_in_batch
       total_loss = policy_surrogate + config.q_cost * q_loss
     gradients = tape.gradient(total_loss, variables)

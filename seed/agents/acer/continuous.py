@@ -221,12 +221,8 @@ class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
       objective_gradient = tf.stop_gradient(mean_tape.gradient(objective, mean))
       kl_gradient = acer_losses.gaussian_average_kl_gradient(average_mean, mean,
                                                              config.policy_std)
-      if config.trust_region:
-        step_gradient = acer_losses.trust_region_projection(objective_gradient, kl_gradient,
-                                                            config.max_kl)
-      else:
-        step_gradient = objective_gradient
-      policy_surrogate = -tf.reduce_sum(tf.stop_gradient(step_gradient) * mean) / steps_in_batch
+      policy_surrogate = common.policy_surrogate(objective_gradient, kl_gradient, mean,
+                                                 config, steps_in_batch)
       q_loss = 0.5 * tf.reduce_sum(mask * tf.square(q_retrace - q_taken)) / steps_in_batch
       value_target = acer_losses.sdn_value_target(log_rhos, q_retrace,
                                                   tf.stop_gradient(q_taken), fixed_values)

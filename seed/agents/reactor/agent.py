@@ -122,22 +122,12 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
   def _train(self, steps, core_state, importance_weights):
     """The traced part of train_step: batch-major Steps in; scalar logs, |R - Q| [T, B]
     and the valid-step mask [T, B] out."""
-    observation, reward, terminated, truncated, action = (
-        shapes.time_major(getattr(steps, field)) for field in types.STEP_FIELDS)
-    behaviour_logits = shapes.time_major(steps.policy_outputs['logits'])[:-1]
-    terminated = tf.cast(terminated, tf.bool)
-    truncated = tf.cast(truncated, tf.bool)
-    done = tf.logical_or(terminated, truncated)
     config = self.config
-    rewards = tf.cast(reward[1:], tf.float32)
-    if config.reward_clipping == 'abs_one':
-      rewards = tf.clip_by_value(rewards, -1.0, 1.0)
-    rewards = config.reward_scale * rewards
-    discounts = config.discount * (1.0 - tf.cast(terminated[1:], tf.float32))
-    mask = 1.0 - tf.cast(truncated[1:], tf.float32)
+    (observation, done, actions, behaviour_logits, rewards, discounts,
+     truncated) = acer_common.discrete_trace_inputs(steps, config, config.reward_scale)
+    mask = 1.0 - tf.cast(truncated, tf.float32)
     weights = importance_weights[tf.newaxis, :] * mask
     steps_in_batch = tf.cast(tf.size(mask), tf.float32)
-    actions = tf.cast(action[:-1], tf.int32)
     taken = tf.one_hot(actions, self._env_spec.num_actions, dtype=tf.float32)
 
     variables = self._network.trainable_variables
@@ -155,7 +145,7 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
       targets = distributional_retrace.distributional_retrace_targets(
           log_rhos, discounts, rewards, tf.stop_gradient(taken_distributions),
           state_distributions[:-1], state_distributions[-1], self._support,
-          truncated=truncated[1:], lambda_=config.retrace_lambda)
+          truncated=truncated, lambda_=config.retrace_lambda)
       cross_entropy = -tf.reduce_sum(
           targets * tf.math.log(taken_distributions + 1e-8), axis=-1)
       q_loss = tf.reduce_sum(weights * cross_entropy) / steps_in_batch

@@ -114,6 +114,20 @@ def test_reactor_learns_cartpole(tmp_path):
 
 
 
+def test_reactor_with_its_lstm_solves_the_memory_task(tmp_path):
+  # MemoryCue through Reactor: replayed sequences start from their stored LSTM state,
+  # and new sequences are sampled by the contextual priority estimate.
+  frames, mean_return = train_until(
+      tmp_path, 'gin/toy/reactor.gin', target=0.9, max_frames=50_000, window=100,
+      agent='reactor',
+      bindings=["EnvConfig.name='MemoryCue'", "EnvConfig.options={'delay': 5}",
+                'ReactorConfig.v_min=-1.0', 'ReactorConfig.v_max=1.0',
+                'ReactorConfig.reward_scale=1.0'])
+  assert mean_return >= 0.9, f'best mean reward over 100 episodes: {mean_return}'
+  assert frames <= 50_000
+
+
+
 def test_continuous_acer_learns_pendulum(tmp_path):
   # gin/toy/acer_continuous.gin: the Gaussian policy, the stochastic dueling network
   # and the trust region. Random play scores about -1,200; with the trust region off

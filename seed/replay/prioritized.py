@@ -14,7 +14,16 @@ importance weights w_i = (N P(i))^-beta / max_j w_j over the sampled batch
 Priority of new items: `insert(unroll)` without a priority uses the largest
 priority seen so far, a running maximum over every priority given to `insert`
 or applied by `update_priorities` (stale updates do not count), starting at 1.0.
-It never decreases, so new sequences are sampled at least once soon.
+It never decreases, so new sequences are sampled at least once soon. With
+`unvisited_priority='contextual'` (Reactor's) such a sequence has no priority of
+its own until a train step measures one; until then it is sampled by an estimate
+from the measured priorities of its env's sequences nearest in time
+(seed.replay.contextual_priority), recomputed for an env's whole stream whenever
+one of its sequences is inserted, overwritten or measured.
+
+Uniform mixture (Reactor's): with `uniform_sampling_probability` eps, each draw
+is uniform over the stored sequences with probability eps and proportional to
+p^alpha otherwise, and P(i) in the importance weights is that mixture's.
 
 Indices: `insert` and `sample` return insertion ids (0, 1, 2, ... over the life
 of the buffer), not slots; id i lives in slot i % capacity until id i + capacity
@@ -22,7 +31,8 @@ overwrites it. `update_priorities` ignores ids whose slot was overwritten since
 they were sampled, so a learner that is slow to report priorities cannot
 re-prioritize a newer sequence with an old sequence's TD errors.
 
-Persistence (format 3): `save(path)` writes the raw priorities, ids, the running
+Persistence (format 3): `save(path)` writes the raw priorities (and which were
+measured, and each slot's env), ids, the running
 max, the insert count (which gives the ring position), the RNG state, the layout
 (JSON) and the columns, one zip entry each, to a temporary file in the same
 directory and renames it over `path`, so a crash leaves either the old file or
@@ -41,6 +51,7 @@ import numpy as np
 
 from seed import types
 from seed.replay import columns as columns_lib
+from seed.replay import contextual_priority
 from seed.replay import frames as frames_lib
 from seed.replay import npz
 from seed.replay.sum_tree import SumTree
@@ -48,6 +59,8 @@ from seed.replay.sum_tree import SumTree
 # 1, 2: dict items (entries per leaf, or columns of leaves). 3: the columnar ring.
 _FORMAT_VERSION = 3
 _DICT_ITEM_FORMATS = (1, 2)
+
+UNVISITED_PRIORITIES = ('max', 'contextual')
 
 
 def sequence_priority(abs_td_errors, eta: float = 0.9, mask=None, axis: int = 0) -> np.ndarray:
@@ -92,18 +105,27 @@ class PrioritizedReplay:
   def __init__(self, capacity: int, priority_exponent: float = 0.9,
                importance_exponent: float = 0.6, seed: int = 0, *,
                compact_observations: bool = True,
-               observation_compression: Optional[str] = 'zstd'):
+               observation_compression: Optional[str] = 'zstd',
+               unvisited_priority: str = 'max', uniform_sampling_probability: float = 0.0):
     if not isinstance(capacity, (int, np.integer)) or capacity < 1:
       raise ValueError(f'capacity must be an int >= 1, got {capacity!r}.')
     if not priority_exponent >= 0:
       raise ValueError(f'priority_exponent must be >= 0, got {priority_exponent}.')
     if not importance_exponent >= 0:
       raise ValueError(f'importance_exponent must be >= 0, got {importance_exponent}.')
+    if unvisited_priority not in UNVISITED_PRIORITIES:
+      raise ValueError(f'unvisited_priority must be one of {UNVISITED_PRIORITIES}, got '
+                       f'{unvisited_priority!r}.')
+    if not 0.0 <= uniform_sampling_probability <= 1.0:
+      raise ValueError('uniform_sampling_probability must be in [0, 1], got '
+                       f'{uniform_sampling_probability!r}.')
     if compact_observations:
       frames_lib.check_codec(observation_compression)  # Now, not at the first insert.
     self._capacity = int(capacity)
     self._alpha = float(priority_exponent)
     self._beta = float(importance_exponent)
+    self._contextual = unvisited_priority == 'contextual'
+    self._uniform_probability = float(uniform_sampling_probability)
     self._storage = columns_lib.Storage(bool(compact_observations), observation_compression)
     self._lock = threading.Lock()
     self._rng = np.random.default_rng(seed)
@@ -111,6 +133,10 @@ class PrioritizedReplay:
     self._ring: Optional[columns_lib.UnrollRing] = None  # Laid out by the first insert.
     self._priorities = np.zeros(self._capacity, np.float64)  # Raw p, for save and max.
     self._ids = np.full(self._capacity, -1, np.int64)  # Insertion id per slot; -1 empty.
+    # Whether a slot's priority was given or measured (else it is an estimate), and
+    # the env it came from (its stream; -1 when unknown).
+    self._assigned = np.zeros(self._capacity, bool)
+    self._env_ids = np.full(self._capacity, -1, np.int64)
     self._num_inserts = 0
     self._max_priority = 1.0
 
@@ -174,16 +200,23 @@ class PrioritizedReplay:
       with self._lock:
         if ring is not self._ring:
           continue  # A load replaced the ring meanwhile: encode for the new one.
+        estimated = priority is None and self._contextual
         if priority is None:
           priority = self._max_priority
         item_id = self._num_inserts
         slot = item_id % self._capacity
         ring.write(slot, rows)
+        streams = {int(self._env_ids[slot]), int(unroll.env_id)}  # The overwritten one's too.
         self._ids[slot] = item_id
+        self._assigned[slot] = not estimated
+        self._env_ids[slot] = int(unroll.env_id)
         self._priorities[slot] = priority
         self._tree.set([slot], self._sampling_weight(np.array([priority])))
-        self._max_priority = max(self._max_priority, float(priority))
+        if not estimated:
+          self._max_priority = max(self._max_priority, float(priority))
         self._num_inserts += 1
+        if self._contextual:
+          self._estimate_streams(streams)
         return item_id
 
   def sample(self, batch_size: int) -> types.Sample:
@@ -203,6 +236,13 @@ class PrioritizedReplay:
         raise ValueError('cannot sample from an empty replay.')
       slots = self._tree.sample(self._rng.random(batch_size))
       probabilities = self._tree.get(slots) / self._tree.total
+      if self._uniform_probability > 0:
+        num_stored = min(self._num_inserts, self._capacity)  # Slots 0..num_stored-1.
+        uniform = self._rng.random(batch_size) < self._uniform_probability
+        slots[uniform] = self._rng.integers(0, num_stored, int(uniform.sum()))
+        probabilities = (self._uniform_probability / num_stored
+                         + (1 - self._uniform_probability)
+                         * self._tree.get(slots) / self._tree.total)
       ids = self._ids[slots].copy()
       ring = self._ring
       gathered = ring.gather(slots)
@@ -243,12 +283,34 @@ class PrioritizedReplay:
       last = slots.size - 1 - np.unique(slots[::-1], return_index=True)[1]
       slots, priorities = slots[last], priorities[last]
       self._priorities[slots] = priorities
+      self._assigned[slots] = True
       self._tree.set(slots, self._sampling_weight(priorities))
       self._max_priority = max(self._max_priority, float(priorities.max()))
+      if self._contextual:
+        self._estimate_streams(set(self._env_ids[slots].tolist()))
       return int(live.sum())
 
+  def _estimate_streams(self, env_ids) -> None:
+    """Re-estimates the unassigned priorities of each env's stream (under the lock)."""
+    for env_id in env_ids:
+      if env_id < 0:
+        continue  # Slots of no known stream (empty, or loaded from an older file).
+      slots = np.flatnonzero((self._env_ids == env_id) & (self._ids >= 0))
+      slots = slots[np.argsort(self._ids[slots])]  # Time order: ids grow with time per env.
+      unassigned = ~self._assigned[slots]
+      if not unassigned.any():
+        continue
+      estimates = contextual_priority.contextual_priorities(
+          self._assigned[slots], self._priorities[slots], fallback=self._max_priority)
+      # Only the cells near a change move: the sum tree is the costly part.
+      changed = unassigned & (estimates != self._priorities[slots])
+      slots, estimates = slots[changed], estimates[changed]
+      self._priorities[slots] = estimates
+      self._tree.set(slots, self._sampling_weight(estimates))
+
   def priorities(self, ids) -> np.ndarray:
-    """Raw priorities of `ids`, NaN for ids no longer (or never) in the buffer."""
+    """Raw priorities of `ids` (estimates where unmeasured, with 'contextual'), NaN for
+    ids no longer (or never) in the buffer."""
     ids = np.asarray(ids, np.int64)
     with self._lock:
       slots = ids % self._capacity
@@ -266,6 +328,8 @@ class PrioritizedReplay:
           'max_priority': np.array(self._max_priority, np.float64),
           'priorities': self._priorities.copy(),
           'ids': self._ids.copy(),
+          'assigned': self._assigned.copy(),
+          'env_ids': self._env_ids.copy(),
           'rng_state': np.array(json.dumps(self._rng.bit_generator.state)),
       }
       ring = self._ring
@@ -308,7 +372,12 @@ class PrioritizedReplay:
     num_stored = min(num_inserts, self._capacity)
     priorities = np.asarray(state['priorities'], np.float64).copy()
     ids = np.asarray(state['ids'], np.int64).copy()
-    for name, array in (('priorities', priorities), ('ids', ids)):
+    # Files from before the contextual estimate hold measured priorities only.
+    assigned = np.asarray(state['assigned'], bool).copy() if 'assigned' in state else ids >= 0
+    env_ids = (np.asarray(state['env_ids'], np.int64).copy() if 'env_ids' in state
+               else np.full(self._capacity, -1, np.int64))
+    for name, array in (('priorities', priorities), ('ids', ids), ('assigned', assigned),
+                        ('env_ids', env_ids)):
       if array.shape != (self._capacity,):
         raise ValueError(f'{source}: {name} has shape {array.shape}, expected '
                          f'({self._capacity},).')
@@ -327,6 +396,8 @@ class PrioritizedReplay:
       self._ring = ring
       self._priorities = priorities
       self._ids = ids
+      self._assigned = assigned
+      self._env_ids = env_ids
       self._num_inserts = num_inserts
       self._max_priority = float(state['max_priority'])
       self._tree = tree

@@ -37,7 +37,9 @@ class ReplayInput:
   """Unrolls go into a prioritized replay; the trainer samples batches from it.
 
   New sequences get the highest priority seen so far, so each is likely to be
-  sampled soon after it arrives. A sample-to-insert limiter keeps
+  sampled soon after it arrives; with `unvisited_priority='contextual'` (Reactor's)
+  they get an estimate from their env's measured sequences nearest in time instead,
+  and `uniform_sampling_probability` mixes in uniform draws (see PrioritizedReplay). A sample-to-insert limiter keeps
   `samples_per_insert` (sequences sampled per sequence inserted) near its
   target: whichever side runs ahead waits, the inference thread (and so the
   actors) when inserting, or the trainer when sampling. Sampling starts once
@@ -55,7 +57,8 @@ class ReplayInput:
                samples_per_insert: float = 1.0, priority_exponent: float = 0.9,
                importance_exponent: float = 0.6, seed: int = 0,
                compact_observations: bool = True,
-               observation_compression: Optional[str] = 'zstd'):
+               observation_compression: Optional[str] = 'zstd',
+               unvisited_priority: str = 'max', uniform_sampling_probability: float = 0.0):
     if min_fill_unrolls < batch_unrolls:
       raise ValueError(f'min_fill_unrolls={min_fill_unrolls} is below the batch size '
                        f'{batch_unrolls} (unrolls sampled per train step; SAC and DDPG: '
@@ -67,7 +70,9 @@ class ReplayInput:
     self._stop = stop_event or threading.Event()
     self.replay = PrioritizedReplay(capacity_unrolls, priority_exponent, importance_exponent,
                                     seed=seed, compact_observations=compact_observations,
-                                    observation_compression=observation_compression)
+                                    observation_compression=observation_compression,
+                                    unvisited_priority=unvisited_priority,
+                                    uniform_sampling_probability=uniform_sampling_probability)
     self.samples_per_insert = samples_per_insert
     self.limiter = SampleToInsertRatio(samples_per_insert, min_fill_unrolls,
                                        error_buffer=error_buffer(batch_unrolls,

@@ -85,6 +85,7 @@ class Learner:
             f'{options.agent} samples its own replay, set by ReplayInput.* gin bindings')
       self.agent_input = ReplayInput(self.agent.batch_unrolls, self.stop_event,
                                      seed=options.seed, **_replay_ratio(self.agent))
+      _check_resets_after_warm_up(self.agent, self.agent_input.limiter.min_size_to_sample)
     elif self.agent.input_kind == 'fifo':
       self.agent_input = _replay_mixture(self.agent, options, self.stop_event)
     elif self.agent.input_kind == 'fresh_then_replay':
@@ -289,6 +290,22 @@ def _replay_ratio(agent) -> dict:
         f'it to updates_per_step * minibatch_transitions = {samples_per_insert:g}; remove the '
         'binding and set the agent\'s updates_per_step instead.')
   return {'samples_per_insert': samples_per_insert}
+
+
+def _check_resets_after_warm_up(agent, warm_up_steps: int) -> None:
+  """Refuses resets more often than the uniform random steps before learning: an
+  interval that short is a slip of units, and the agent would hardly learn between."""
+  interval = agent.reset_interval_env_steps
+  if interval is None or interval > warm_up_steps:
+    return
+  config = agent.config
+  field = ('reset_interval_env_steps' if config.reset_interval_env_steps is not None
+           else 'reset_interval_updates')
+  raise ValueError(
+      f'{type(config).__name__}.{field} = {getattr(config, field)} resets every {interval:g} '
+      f'env steps (updates_per_step = {config.updates_per_step}), not more than the warm-up of '
+      f'ReplayInput.min_fill_unrolls = {warm_up_steps} uniform random steps; accepted: an '
+      f'interval of more than {warm_up_steps} env steps.')
 
 
 def _drop(unroll) -> bool:

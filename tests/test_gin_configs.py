@@ -70,7 +70,7 @@ def test_an_old_binding_name_fails_naming_the_new_one(old, new, tmp_path):
 
 
 def test_unknown_agent_lists_the_known_ones():
-  with pytest.raises(ValueError, match="unknown agent 'nope'; known agents: acer, acer_continuous, ddpg, ppo, r2d2, reactor, sac, vtrace"):
+  with pytest.raises(ValueError, match="unknown agent 'nope'; known agents: acer, acer_continuous, ddpg, ppo, r2d2, reactor, sac, sr_ddpg, sr_sac, vtrace"):
     agents.agent_class('nope')
 
 
@@ -84,6 +84,37 @@ def test_agents_that_set_the_replay_ratio_refuse_a_bound_one():
     with pytest.raises(ValueError, match=r'ReplayInput.samples_per_insert = 4.0 is bound.*'
                        r'updates_per_step \* minibatch_transitions = 256'):
       learner_runtime._replay_ratio(agent)
+  finally:
+    gin.clear_config()
+
+
+@pytest.mark.parametrize('agent_name, binding, message', [
+    ('sr_sac', 'SACConfig.reset_interval_updates = 320000',
+     r'SACConfig.reset_interval_updates = 320000 resets every 10000 env steps '
+     r'\(updates_per_step = 32\), not more than the warm-up of '
+     r'ReplayInput.min_fill_unrolls = 10000 uniform random steps'),
+    ('sr_ddpg', 'DDPGConfig.reset_interval_env_steps = 500',
+     r'DDPGConfig.reset_interval_env_steps = 500 resets every 500 env steps'),
+])
+def test_resets_within_the_warm_up_are_refused(agent_name, binding, message):
+  config.parse_gin([os.path.join(REPO, 'gin', 'dmc', f'{agent_name}.gin')],
+                   [binding, 'DDPGConfig.reset_interval_updates = None'
+                    if agent_name == 'sr_ddpg' else 'SACConfig.hidden_sizes = (8,)'])
+  try:
+    agent = agents.agent_class(agent_name)(EnvConfig().spec())
+    with pytest.raises(ValueError, match=message):
+      learner_runtime._check_resets_after_warm_up(agent, warm_up_steps=10000)
+    learner_runtime._check_resets_after_warm_up(agent, warm_up_steps=100)  # Fine.
+  finally:
+    gin.clear_config()
+
+
+def test_sr_sac_aims_at_half_the_entropy_of_sac():
+  config.parse_gin([os.path.join(REPO, 'gin', 'dmc', 'sr_sac.gin')], [])
+  try:
+    agent = agents.agent_class('sr_sac')(EnvConfig().spec())  # cheetah-run: |A| = 6.
+    assert agent._target_entropy == -3.0
+    assert agent.config.reset_interval == 2_560_000 and agent.reset_interval_env_steps == 80_000
   finally:
     gin.clear_config()
 

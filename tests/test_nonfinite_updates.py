@@ -16,7 +16,7 @@ from tests import train_step_golden  # pylint: disable=g-import-not-at-top
 
 # Checkpoint items a skipped update may move: the random streams, and the off-policy
 # count of updates run (kept by OffPolicyAgent._train, which counts attempts).
-_NOT_GUARDED = ('action_noise', 'train_noise', 'shuffle', 'updates')
+_NOT_GUARDED = ('action_noise', 'train_noise', 'shuffle', 'updates', 'resets')
 _SAC_CRITICS = ('critic1', 'critic2', 'target_critic1', 'target_critic2', 'critic_optimizer')
 _DDPG_CRITIC = ('critic', 'target_critic', 'critic_optimizer')
 

@@ -13,6 +13,10 @@ AGENTS = {
     'r2d2': 'seed.agents.r2d2.agent:R2D2Agent',
     'reactor': 'seed.agents.reactor.agent:ReactorAgent',
     'sac': 'seed.agents.sac.agent:SACAgent',
+    # SAC and DDPG at high replay ratios with resets (D'Oro et al., 2023): the same
+    # agents, named for their own gin files (gin/<env>/sr_sac.gin, sr_ddpg.gin).
+    'sr_ddpg': 'seed.agents.ddpg.agent:DDPGAgent',
+    'sr_sac': 'seed.agents.sac.agent:SACAgent',
     'vtrace': 'seed.agents.vtrace.agent:VTraceAgent',
 }
 
@@ -26,6 +30,8 @@ CONFIG_CLASSES = {
     'r2d2': 'R2D2Config',
     'reactor': 'ReactorConfig',
     'sac': 'SACConfig',
+    'sr_ddpg': 'DDPGConfig',
+    'sr_sac': 'SACConfig',
     'vtrace': 'VTraceConfig',
 }
 

@@ -65,6 +65,11 @@ class Agent(abc.ABC):
     """The replay ratio this agent fixes (SAC, DDPG), or None to leave it to ReplayInput."""
     return None
 
+  @property
+  def reset_interval_env_steps(self) -> Optional[float]:
+    """Env steps between resets of the networks (SAC, DDPG), or None: no resets."""
+    return None
+
   @abc.abstractmethod
   def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
     """Recurrent state for `num_envs` fresh envs, each array [num_envs, ...]; () if stateless."""

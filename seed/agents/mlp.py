@@ -4,7 +4,7 @@ Each layer is held in an attribute of its own (tf.train.Checkpoint does not foll
 the lists Keras 3 wraps), and every variable is created in the constructor, so a
 checkpoint finds them all before the first call.
 """
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Tuple, Union
 
 import keras
 import numpy as np
@@ -21,7 +21,8 @@ class SeedStream:
   call, so each layer draws its own seed from one stream seeded by the agent.
   """
 
-  def __init__(self, seed: int):
+  def __init__(self, seed: Union[int, Tuple[int, ...]]):
+    """`seed`: an int, or a tuple of them (e.g. (the config's seed, a reset's number))."""
     self._rng = np.random.default_rng(seed)
 
   def next(self) -> int:

@@ -19,10 +19,19 @@ sums up to n rewards, stops at a termination and marks a window that reaches a
 time limit invalid (the actor sends the reset observation, not the final one, so
 the next state's value is unknown); invalid transitions are left out of the
 critic loss. For n = 1 this is the one-step target of `seed.losses.sac`.
+
+Resets (`reset_interval_updates` or `reset_interval_env_steps`): at the end of the
+train step that reaches each multiple of the interval in gradient updates, every
+network is re-initialised from a fresh seed (the config's seed and the reset's
+number, so a resumed run draws the same weights), the targets copied from it, and
+every optimizer's slots and step count zeroed (its learning rate kept); the replay
+and the update count stay. The reset count is checkpointed and logged (`resets`),
+so a run resumed anywhere in the cycle resets where an unbroken one would.
 """
 import abc
-from typing import Dict, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -85,10 +94,10 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   """Replay agents for continuous control; subclasses define the networks and one update.
 
   A subclass's constructor calls this one with its config (an OffPolicyConfig), then
-  builds its networks and optimizers from `self._seeds`; it names the scalars its
-  `_update` returns in the class attribute `log_names`, beside `skipped_updates`
-  (its optimizer updates left out for a NaN/Inf loss or gradient, see
-  tf_agent.apply_if_finite). Feed-forward: the core state is ().
+  `_install_networks()` (its `_make_networks`, targets synced) and builds its
+  optimizers; it names the scalars its `_update` returns in the class attribute
+  `log_names`, beside `skipped_updates` (its optimizer updates left out for a NaN/Inf
+  loss or gradient, see tf_agent.apply_if_finite). Feed-forward: the core state is ().
   """
 
   input_kind = 'replay'
@@ -107,11 +116,46 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     self._train_noise = tf.random.Generator.from_seed(config.seed + 1)
     # Gradient updates so far; 0 means the policy has not learned yet (act uniformly).
     self._updates = tf.Variable(0, dtype=tf.int64, trainable=False, name='updates')
+    self._resets = tf.Variable(0, dtype=tf.int64, trainable=False, name='resets')
     self._train_function = tf.function(self._train)
 
-  def _noise_streams(self) -> Dict[str, tf.random.Generator]:
-    """The random streams, for checkpoint_items: a resumed run continues them."""
-    return {'action_noise': self._action_noise, 'train_noise': self._train_noise}
+  def _shared_checkpoint_items(self) -> Dict[str, object]:
+    """The counters and random streams, for checkpoint_items: a resumed run continues
+    them."""
+    return {'updates': self._updates, 'resets': self._resets,
+            'action_noise': self._action_noise, 'train_noise': self._train_noise}
+
+  @abc.abstractmethod
+  def _make_networks(self, seeds: mlp.SeedStream) -> Dict[str, keras.layers.Layer]:
+    """Every network, targets and temperature included, by the attribute name it
+    has on the agent, freshly initialised from `seeds`."""
+
+  @abc.abstractmethod
+  def _sync_targets(self) -> None:
+    """Copies the online networks into their targets."""
+
+  def _install_networks(self) -> None:
+    """Sets the networks of `_make_networks(self._seeds)` as attributes, targets synced."""
+    for name, network in self._make_networks(self._seeds).items():
+      setattr(self, name, network)
+    self._sync_targets()
+
+  def _reset(self) -> None:
+    """Re-initialises every network and optimizer state; see the module docstring."""
+    number = int(self._resets.numpy()) + 1
+    fresh = self._make_networks(mlp.SeedStream((self.config.seed, number)))
+    for name, network in fresh.items():
+      for current, new in zip(getattr(self, name).weights, network.weights, strict=True):
+        current.assign(new)
+    self._sync_targets()
+    for optimizer, _, _ in self._optimizers():
+      tf_agent.reset_optimizer_state(optimizer)
+    self._resets.assign(number)
+
+  @property
+  def resets(self) -> int:
+    """Resets so far."""
+    return int(self._resets.numpy())
 
   @property
   def unroll_length(self) -> int:
@@ -135,6 +179,11 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   def samples_per_insert(self) -> float:
     """The replay ratio in samples: `updates_per_step` minibatches per inserted transition."""
     return float(self.config.batch_transitions)
+
+  @property
+  def reset_interval_env_steps(self) -> Optional[float]:
+    interval = self.config.reset_interval
+    return None if interval is None else interval / self.config.updates_per_step
 
   @property
   def updates(self) -> int:
@@ -177,7 +226,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
 
     Returns:
       logs, Python floats: the means over the updates of what `_update` logs, plus
-      `updates` (the total so far) and `skipped_updates` (the sum of this step's).
+      `updates` and `resets` (the totals so far) and `skipped_updates` (the sum of
+      this step's).
       No priorities.
     """
     shapes.check_sample(sample, self.batch_transitions, self.config.n_steps + 1,
@@ -186,7 +236,11 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     steps = sample.data.steps._replace(policy_outputs={})
     steps = tf.nest.map_structure(lambda x: tf.convert_to_tensor(np.asarray(x)), steps)
     logs = {key: float(value) for key, value in self._train_function(steps).items()}
+    interval = self.config.reset_interval
+    if interval is not None and self.updates // interval > self.resets:
+      self._reset()
     logs['updates'] = float(self.updates)
+    logs['resets'] = float(self.resets)
     return types.TrainResult(logs=logs, skipped_updates=round(logs['skipped_updates']))
 
   def _train(self, steps: types.Steps):

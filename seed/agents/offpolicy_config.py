@@ -4,7 +4,7 @@ No TensorFlow here: the configs import without it, like the rest of `seed` outsi
 the learner.
 """
 import dataclasses
-from typing import Tuple
+from typing import Optional, Tuple
 
 from seed.agents import config_checks as checks
 
@@ -28,11 +28,26 @@ class OffPolicyConfig:
   """Hidden layer widths (units) of the actor's and each critic's MLP."""
   seed: int = 0
   """Seeds the weights and all sampling, >= 0."""
+  reset_interval_updates: Optional[int] = None
+  """Re-initialise every network (targets and SAC's temperature included) and every
+  optimizer's state after each this many gradient updates, keeping the replay (the
+  resets of D'Oro et al., 2023); an int >= 1, or None for never. A reset comes at the
+  end of the train step that reaches the interval."""
+  reset_interval_env_steps: Optional[int] = None
+  """The same interval in env steps (each makes updates_per_step updates); set at
+  most one of the two."""
 
   def __post_init__(self):
     """Raises ValueError naming the first field outside its accepted values."""
     checks.ints_at_least(self, 1, 'n_steps', 'minibatch_transitions', 'updates_per_step')
     checks.ints_at_least(self, 0, 'seed')
+    for field in ('reset_interval_updates', 'reset_interval_env_steps'):
+      if getattr(self, field) is not None:
+        checks.ints_at_least(self, 1, field)
+    if self.reset_interval_updates is not None and self.reset_interval_env_steps is not None:
+      checks.fail(self, 'reset_interval_env_steps',
+                  f'None while reset_interval_updates is set '
+                  f'({self.reset_interval_updates!r}): one unit, not both')
     checks.in_range(self, 0.0, 1.0, 'discount')
     if not (isinstance(self.tau, (int, float)) and 0.0 < self.tau <= 1.0):
       checks.fail(self, 'tau', 'a number in (0, 1]')
@@ -42,3 +57,10 @@ class OffPolicyConfig:
   def batch_transitions(self) -> int:
     """Transitions sampled per train step: updates_per_step * minibatch_transitions."""
     return self.updates_per_step * self.minibatch_transitions
+
+  @property
+  def reset_interval(self) -> Optional[int]:
+    """Gradient updates between resets, whichever unit set it; None: no resets."""
+    if self.reset_interval_env_steps is not None:
+      return self.reset_interval_env_steps * self.updates_per_step
+    return self.reset_interval_updates

@@ -106,3 +106,11 @@ class KerasAgentMixin:
     for optimizer, variables, _ in self._optimizers():
       if not optimizer.built:
         optimizer.build(variables)
+
+
+def reset_optimizer_state(optimizer) -> None:
+  """Zeroes a built Keras optimizer's slots (moments) and step count; its learning
+  rate stays."""
+  for variable in optimizer.variables:
+    if variable is not optimizer.learning_rate:
+      variable.assign(tf.zeros_like(variable))

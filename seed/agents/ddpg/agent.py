@@ -49,16 +49,21 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     """
     config = config if config is not None else config_lib.DDPGConfig()
     super().__init__(env_spec, config)
-    size, actions, hidden = self._observation_size, self._bounds.size, config.hidden_sizes
-    self.actor = DeterministicActor(size, actions, hidden, seeds=self._seeds)
-    self.critic = mlp.Critic(size, actions, hidden, seeds=self._seeds, name='critic')
-    self.target_actor = DeterministicActor(size, actions, hidden, seeds=self._seeds,
-                                           name='target_actor')
-    self.target_critic = mlp.Critic(size, actions, hidden, seeds=self._seeds,
-                                    name='target_critic')
-    sac_lib.polyak_update(self._online_variables(), self._target_variables(), tau=1.0)
+    self._install_networks()  # actor, critic and their targets.
     self.actor_optimizer = keras.optimizers.Adam(config.actor_learning_rate)
     self.critic_optimizer = keras.optimizers.Adam(config.critic_learning_rate)
+
+  def _make_networks(self, seeds: mlp.SeedStream) -> Dict[str, keras.layers.Layer]:
+    size, actions, hidden = self._observation_size, self._bounds.size, self.config.hidden_sizes
+    return {'actor': DeterministicActor(size, actions, hidden, seeds=seeds),
+            'critic': mlp.Critic(size, actions, hidden, seeds=seeds, name='critic'),
+            'target_actor': DeterministicActor(size, actions, hidden, seeds=seeds,
+                                               name='target_actor'),
+            'target_critic': mlp.Critic(size, actions, hidden, seeds=seeds,
+                                        name='target_critic')}
+
+  def _sync_targets(self) -> None:
+    sac_lib.polyak_update(self._online_variables(), self._target_variables(), tau=1.0)
 
   def _online_variables(self):
     return self.actor.trainable_variables + self.critic.trainable_variables
@@ -75,8 +80,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
   def checkpoint_items(self) -> Dict[str, object]:
     return {'actor': self.actor, 'critic': self.critic, 'target_actor': self.target_actor,
             'target_critic': self.target_critic, 'actor_optimizer': self.actor_optimizer,
-            'critic_optimizer': self.critic_optimizer, 'updates': self._updates,
-            **self._noise_streams()}
+            'critic_optimizer': self.critic_optimizer, **self._shared_checkpoint_items()}
 
   def _act(self, x, evaluation):
     action = self.actor(x)

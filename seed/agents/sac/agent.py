@@ -2,7 +2,8 @@
 
 Twin critics with Polyak-averaged targets (rate tau), a tanh-squashed Gaussian
 policy with log-std clipped to [-10, 2], and a learned temperature with target
-entropy -|A| by default. Replay, n-step targets, the uniform start and `updates_per_step`
+entropy -|A| by default (-|A|/2 for SR-SAC, `target_entropy_scale`). Resets of every
+network at high replay ratios (SR-SAC) are the replay side's: see `seed.agents.offpolicy`. Replay, n-step targets, the uniform start and `updates_per_step`
 (the replay ratio, fused in one compiled call) are shared with DDPG: see
 `seed.agents.offpolicy`.
 """
@@ -68,21 +69,23 @@ class SACAgent(offpolicy.OffPolicyAgent):
     """
     config = config if config is not None else config_lib.SACConfig()
     super().__init__(env_spec, config)
-    self._target_entropy = (-float(self._bounds.size) if config.target_entropy is None
-                            else float(config.target_entropy))
-    size, actions, hidden = self._observation_size, self._bounds.size, config.hidden_sizes
-    self.actor = TanhGaussianActor(size, actions, hidden, seeds=self._seeds)
-    self.critic1 = mlp.Critic(size, actions, hidden, seeds=self._seeds, name='critic1')
-    self.critic2 = mlp.Critic(size, actions, hidden, seeds=self._seeds, name='critic2')
-    self.target_critic1 = mlp.Critic(size, actions, hidden, seeds=self._seeds,
-                                     name='target_critic1')
-    self.target_critic2 = mlp.Critic(size, actions, hidden, seeds=self._seeds,
-                                     name='target_critic2')
-    sac_lib.polyak_update(self._critic_variables(), self._target_variables(), tau=1.0)
-    self.temperature = Temperature(config.initial_alpha)
+    self._target_entropy = (-config.target_entropy_scale * float(self._bounds.size)
+                            if config.target_entropy is None else float(config.target_entropy))
+    self._install_networks()  # actor, critic1, critic2, their targets, temperature.
     self.actor_optimizer = keras.optimizers.Adam(config.actor_learning_rate)
     self.critic_optimizer = keras.optimizers.Adam(config.critic_learning_rate)
     self.temperature_optimizer = keras.optimizers.Adam(config.temperature_learning_rate)
+
+  def _make_networks(self, seeds: mlp.SeedStream) -> Dict[str, keras.layers.Layer]:
+    size, actions, hidden = self._observation_size, self._bounds.size, self.config.hidden_sizes
+    networks = {'actor': TanhGaussianActor(size, actions, hidden, seeds=seeds)}
+    for name in ('critic1', 'critic2', 'target_critic1', 'target_critic2'):
+      networks[name] = mlp.Critic(size, actions, hidden, seeds=seeds, name=name)
+    networks['temperature'] = Temperature(self.config.initial_alpha)
+    return networks
+
+  def _sync_targets(self) -> None:
+    sac_lib.polyak_update(self._critic_variables(), self._target_variables(), tau=1.0)
 
   def _critic_variables(self):
     return self.critic1.trainable_variables + self.critic2.trainable_variables
@@ -103,8 +106,8 @@ class SACAgent(offpolicy.OffPolicyAgent):
             'target_critic1': self.target_critic1, 'target_critic2': self.target_critic2,
             'temperature': self.temperature, 'actor_optimizer': self.actor_optimizer,
             'critic_optimizer': self.critic_optimizer,
-            'temperature_optimizer': self.temperature_optimizer, 'updates': self._updates,
-            **self._noise_streams()}
+            'temperature_optimizer': self.temperature_optimizer,
+            **self._shared_checkpoint_items()}
 
   def _act(self, x, evaluation):
     mean, log_std = self.actor(x)

@@ -27,11 +27,15 @@ class SACConfig(offpolicy_config.OffPolicyConfig):
   initial_alpha: float = 1.0
   """The temperature alpha before learning, > 0."""
   target_entropy: Optional[float] = None
-  """The policy entropy the temperature aims at, in nats; None for -|A|."""
+  """The policy entropy the temperature aims at, in nats; None for
+  -target_entropy_scale * |A|."""
+  target_entropy_scale: float = 1.0
+  """With target_entropy None, the target is -target_entropy_scale * |A| nats (SAC: 1;
+  SR-SAC: 0.5), > 0."""
 
   def __post_init__(self):
     super().__post_init__()
     checks.positive(self, 'actor_learning_rate', 'critic_learning_rate',
-                    'temperature_learning_rate', 'initial_alpha')
+                    'temperature_learning_rate', 'initial_alpha', 'target_entropy_scale')
     if self.target_entropy is not None and not isinstance(self.target_entropy, (int, float)):
       checks.fail(self, 'target_entropy', 'a number, or None for -|A|')

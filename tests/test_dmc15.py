@@ -1,0 +1,70 @@
+"""bench/dmc15.py: the DMC15 plan, a real tiny run through seed.experiments, the IQM."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+from bench import dmc15
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_unknown_tasks_and_agents_are_named_with_the_valid_ones():
+  with pytest.raises(ValueError, match=r"unknown DMC15 task 'walker-sprint'; valid tasks: "
+                     r'acrobot-swingup, cheetah-run, .*, walker-run'):
+    dmc15.plan('sr_sac', ['walker-run', 'walker-sprint'], [0], 1000)
+  with pytest.raises(ValueError, match="agent 'r2d2' has no DM Control config"):
+    dmc15.plan('r2d2', ['walker-run'], [0], 1000)
+  assert dmc15.main(['run', '--root', '/nonexistent', '--tasks', 'nope']) == 2
+
+
+def test_iqm_and_per_task_means_by_hand():
+  # 4 seeds x 2 tasks: the 8 scores sorted are 10 20 30 100 200 300 400 1000; the IQM
+  # drops the lowest and highest quarter: (30 + 100 + 200 + 300) / 4 = 157.5.
+  scores = {'walker-run': {0: 100.0, 1: 200.0, 2: 300.0, 3: 400.0},
+            'cheetah-run': {0: 10.0, 1: 20.0, 2: 30.0, 3: 1000.0},
+            'fish-swim': {0: 5.0, 1: None}}
+  report = dmc15.aggregate(scores, reps=2000)
+  assert report['tasks'] == ['walker-run', 'cheetah-run']
+  assert report['unfinished'] == ['fish-swim__seed=1']
+  assert report['iqm']['value'] == pytest.approx(157.5)
+  assert report['iqm']['low'] <= 157.5 <= report['iqm']['high']
+  walker = report['per_task']['walker-run']
+  assert walker['mean'] == pytest.approx(250.0)
+  # The bootstrap resamples 4 seeds within a task: its mean stays within the scores.
+  assert 100.0 <= walker['low'] <= 250.0 <= walker['high'] <= 400.0
+  # Equal scores leave nothing to resample: the interval is the point.
+  flat = dmc15.aggregate({'reacher-hard': {0: 7.0, 1: 7.0}}, reps=200)
+  assert flat['iqm'] == {'value': 7.0, 'low': 7.0, 'high': 7.0}
+  assert dmc15.aggregate({'fish-swim': {0: None}})['iqm'] is None
+
+
+def test_a_tiny_run_is_resumable_and_reported(tmp_path, capsys):
+  # pendulum-swingup x 2 seeds x 1,100 env steps (one 1,000-step episode each), SR-SAC
+  # shrunk to run in seconds.
+  root = str(tmp_path / 'dmc15')
+  args = ['run', '--root', root, '--agent', 'sr_sac', '--tasks', 'pendulum-swingup',
+          '--seeds', '0,1', '--env_steps', '1100',
+          '--gin_bindings', 'SACConfig.hidden_sizes = (16, 16)',
+          '--gin_bindings', 'SACConfig.updates_per_step = 2',
+          '--gin_bindings', 'SACConfig.minibatch_transitions = 32',
+          '--gin_bindings', 'SACConfig.reset_interval_updates = 400',
+          '--gin_bindings', 'ReplayInput.min_fill_unrolls = 100',
+          '--gin_bindings', 'ReplayInput.capacity_unrolls = 1000']
+  assert dmc15.main(args) == 0
+  for seed in (0, 1):
+    run_dir = os.path.join(root, f'pendulum-swingup__seed={seed}')
+    with open(os.path.join(run_dir, 'finished.json')) as f:
+      assert json.load(f)['env_frames'] >= 1100
+  capsys.readouterr()
+  assert dmc15.main(args) == 0  # Everything finished: both runs are skipped.
+  assert capsys.readouterr().out.count('skipped') >= 2
+  png = str(tmp_path / 'dmc15.png')
+  assert dmc15.main(['report', '--root', root, '--png', png, '--reps', '200']) == 0
+  table = capsys.readouterr().out
+  assert '| pendulum-swingup |' in table and '**IQM** (1 tasks x 2 seeds)' in table
+  with open(os.path.join(root, dmc15.REPORT_FILE)) as f:
+    report = json.load(f)
+  assert report['seeds'] == [0, 1] and np.isfinite(report['iqm']['value'])
+  assert os.path.getsize(png) > 0

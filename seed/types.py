@@ -31,15 +31,19 @@ class ActingParams(NamedTuple):
     ladder; 0 for agents that explore otherwise).
   evaluation: bool, the env belongs to an evaluation actor: it acts with the
     deterministic or near-greedy policy and its steps are never trained on.
+  seed_index: int32, which of the learner's independent seeds acts for the env and
+    trains on its steps (--num_seeds; 0 with one seed).
   """
   epsilon: np.ndarray
   evaluation: np.ndarray
+  seed_index: np.ndarray = np.int32(0)
 
 
 def stack_acting_params(params: Sequence[ActingParams]) -> ActingParams:
   """[ActingParams of one env] -> ActingParams of [B] arrays."""
   return ActingParams(epsilon=np.array([p.epsilon for p in params], np.float32),
-                      evaluation=np.array([p.evaluation for p in params], bool))
+                      evaluation=np.array([p.evaluation for p in params], bool),
+                      seed_index=np.array([p.seed_index for p in params], np.int32))
 
 
 class Steps(NamedTuple):

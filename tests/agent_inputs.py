@@ -17,7 +17,8 @@ def acting_params(batch, epsilon=0.0, evaluation=False) -> types.ActingParams:
   """ActingParams of `batch` envs; a scalar epsilon or evaluation is given to every env."""
   return types.ActingParams(
       epsilon=np.broadcast_to(np.asarray(epsilon, np.float32), [batch]).copy(),
-      evaluation=np.broadcast_to(np.asarray(evaluation, bool), [batch]).copy())
+      evaluation=np.broadcast_to(np.asarray(evaluation, bool), [batch]).copy(),
+      seed_index=np.zeros([batch], np.int32))
 
 
 def infer(agent, observation, done, core_state, acting=None):

@@ -84,6 +84,11 @@ def _replay_sample(agent, spec, rng):
   return _sample(b, steps)
 
 
+def _one_seed(steps):
+  """Steps [B, ...] as the seed axis has them: [1, B, ...]."""
+  return tf.nest.map_structure(lambda x: x[tf.newaxis], steps)
+
+
 def _steps(observation, reward, terminated, truncated, action):
   """Steps of tensors, as a compiled train step sees them."""
   return types.Steps(observation, reward, terminated, truncated, action, policy_outputs={})
@@ -308,11 +313,11 @@ def test_one_step_targets_are_sacs_soft_targets_and_truncation_is_invalid():
                  terminated=tf.constant([[False, False], [False, True], [False, False]]),
                  truncated=tf.constant([[False, False], [False, False], [False, True]]),
                  action=tf.zeros([3, 2, 2]))
-  transitions = offpolicy.Transitions(steps, continuous.ActionBounds(spec), 4)
+  transitions = offpolicy.Transitions(_one_seed(steps), continuous.ActionBounds(spec), 4)
   next_q1, next_q2 = tf.constant([5.0, 6.0, 7.0]), tf.constant([4.0, 8.0, 9.0])
   next_log_prob = tf.constant([-1.0, 0.5, 0.0])
   values = sac_lib.soft_state_value(next_q1, next_q2, next_log_prob, 0.2)
-  targets, valid = transitions.targets(values, 0.9)
+  targets, valid = (x[0] for x in transitions.targets(values[tf.newaxis], 0.9))
   discounts = 0.9 * np.array([1.0, 0.0, 1.0])
   want = sac_lib.soft_q_target([1.0, 2.0, 3.0], discounts, next_q1, next_q2, next_log_prob, 0.2)
   np.testing.assert_allclose(targets.numpy()[:2], want.numpy()[:2], rtol=1e-6)
@@ -323,8 +328,8 @@ def test_n_step_targets_sum_discounted_rewards_then_bootstrap():
   steps = _steps(observation=tf.zeros([1, 4, 4]), reward=tf.constant([[0, 1.0, 2.0, 3.0]]),
                  terminated=tf.zeros([1, 4], tf.bool), truncated=tf.zeros([1, 4], tf.bool),
                  action=tf.zeros([1, 4, 2]))
-  transitions = offpolicy.Transitions(steps, continuous.ActionBounds(UNEVEN), 4)
-  targets, valid = transitions.targets(tf.constant([30.0]), 0.5)  # V(x_3).
+  transitions = offpolicy.Transitions(_one_seed(steps), continuous.ActionBounds(UNEVEN), 4)
+  targets, valid = (x[0] for x in transitions.targets(tf.constant([[30.0]]), 0.5))  # V(x_3).
   assert targets.numpy()[0] == pytest.approx(1 + 0.5 * 2 + 0.25 * 3 + 0.125 * 30)
   assert valid.numpy()[0] == 1.0
 
@@ -378,7 +383,7 @@ def test_replay_train_step_rejects_a_malformed_sample():
       steps=steps._replace(observation=steps.observation[:, :1])))
   with pytest.raises(ValueError, match=re.escape(
       'sample observation has shape (4, 1, 3), expected leading dims '
-      '[batch_transitions, n_steps + 1] = [4, 2]')):
+      '[num_seeds * batch_transitions (seed by seed), n_steps + 1] = [4, 2]')):
     agent.train_step(short)
   with pytest.raises(ValueError, match='train_step takes a seed.types.Sample, got dict'):
     agent.train_step({'reward': steps.reward})

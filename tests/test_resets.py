@@ -27,7 +27,7 @@ def _train(agent, steps, seed=0):
 @pytest.mark.parametrize('agent_class', [SACAgent, DDPGAgent])
 def test_a_reset_reinitialises_networks_and_optimizers_and_keeps_the_counts(agent_class):
   agent = _make(agent_class, reset_interval_updates=4, seed=3, **SIZES)
-  initial = {name: _weights(agent, name) for name in agent._make_networks(mlp.SeedStream(0))}
+  initial = {name: _weights(agent, name) for name in agent._make_networks([mlp.SeedStream(0)])}
   first = _train(agent, 1)[0]  # 2 updates: no reset yet.
   assert (agent.updates, agent.resets, first.logs['resets']) == (2, 0, 0.0)
   assert not np.array_equal(_weights(agent, 'actor')[0], initial['actor'][0])
@@ -35,7 +35,7 @@ def test_a_reset_reinitialises_networks_and_optimizers_and_keeps_the_counts(agen
   assert (agent.updates, agent.resets, second.logs['resets']) == (4, 1, 1.0)
   # Every network now holds what a fresh draw from (seed, reset 1) gives: new weights,
   # not the first ones, the targets equal to their online networks.
-  fresh = agent._make_networks(mlp.SeedStream((3, 1)))
+  fresh = agent._make_networks([mlp.SeedStream((3, 1))])
   for name, network in fresh.items():
     for got, want in zip(_weights(agent, name), [w.numpy() for w in network.weights]):
       if name.startswith('target_'):
@@ -55,7 +55,7 @@ def test_a_reset_reinitialises_networks_and_optimizers_and_keeps_the_counts(agen
       if variable is not optimizer.learning_rate:
         assert not np.any(variable.numpy()), variable.path
   if agent_class is SACAgent:
-    assert float(agent.temperature.alpha()) == pytest.approx(agent.config.initial_alpha)
+    np.testing.assert_allclose(agent.temperature.alpha(), [agent.config.initial_alpha], rtol=1e-6)
   # Training goes on from the fresh networks.
   _train(agent, 1, seed=2)
   assert (agent.updates, agent.resets) == (6, 1)

@@ -118,12 +118,35 @@ def test_polyak_update_bad_arguments():
     sac.polyak_update([tf.Variable([1.0, 2.0])], [tf.Variable([1.0, 2.0, 3.0])])
 
 
+def test_one_temperature_per_seed_equals_each_seed_alone():
+  # [N, 1] temperatures against [N, B] batches: row n is what seed n's scalar gives.
+  rng = np.random.default_rng(3)
+  q1, q2, log_prob = (rng.normal(size=(2, 5)).astype(np.float32) for _ in range(3))
+  alphas = np.array([[0.1], [0.7]], np.float32)
+  both = sac.soft_state_value(q1, q2, log_prob, alphas)
+  for n in range(2):
+    np.testing.assert_allclose(both[n], sac.soft_state_value(q1[n], q2[n], log_prob[n],
+                                                             alphas[n, 0]), rtol=1e-6)
+  # The losses are means over every element: equal-sized seeds give the mean of theirs.
+  np.testing.assert_allclose(
+      sac.sac_policy_loss(log_prob, q1, q2, alphas),
+      np.mean([sac.sac_policy_loss(log_prob[n], q1[n], q2[n], alphas[n, 0]) for n in range(2)]),
+      rtol=1e-6)
+  np.testing.assert_allclose(
+      sac.temperature_loss(np.log(alphas), log_prob, -1.0),
+      np.mean([sac.temperature_loss(np.log(alphas[n, 0]), log_prob[n], -1.0)
+               for n in range(2)]), rtol=1e-6)
+
+
 def test_bad_shapes_raise():
   with pytest.raises(ValueError, match=r'next_q2 has shape \(3,\), expected the shape of '
                      r'rewards \(2,\)'):
     sac.soft_q_target([0.0, 0.0], [1.0, 1.0], [0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0], 0.1)
-  with pytest.raises(ValueError, match=r'alpha has shape \(2,\), expected a scalar'):
+  with pytest.raises(ValueError, match=r'alpha has shape \(2,\), expected a scalar or a shape '
+                     r'that broadcasts to the batch shape \(1,\)'):
     sac.soft_q_target([0.0], [1.0], [0.0], [0.0], [0.0], [0.1, 0.2])
+  with pytest.raises(ValueError, match=r'log_alpha has shape \(2, 1\), expected a scalar or'):
+    sac.temperature_loss(tf.zeros([2, 1]), tf.zeros([3, 4]), -1.0)
   with pytest.raises(ValueError, match=r'target_entropy has shape \(1,\), expected a scalar'):
     sac.temperature_loss(0.0, [0.0], [1.0])
   with pytest.raises(ValueError, match=r'next_q has shape \(1,\), expected the shape'):

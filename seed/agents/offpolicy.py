@@ -39,6 +39,7 @@ from seed import types
 from seed.agents import base
 from seed.agents import continuous
 from seed.agents import mlp
+from seed.agents import seed_axis
 from seed.agents import tf_agent
 from seed.agents.offpolicy_config import OffPolicyConfig
 from seed.losses import nstep
@@ -46,48 +47,62 @@ from seed.losses import shapes
 
 
 class Transitions:
-  """A minibatch of n-step transitions, unit-space actions, flattened observations.
+  """A minibatch of n-step transitions of every seed, unit-space actions, flat observations.
 
   Attributes:
-    observation: [B, D] x_0.
-    action: [B, A] a_0 in [-1, 1].
-    last_observation: [B, D] x_n, the only state the n-step target of x_0 bootstraps
-      from (earlier next states would only matter for the targets of later steps).
-    rewards, terminated, truncated: [n, B] of the transitions t -> t+1.
-    n_steps: n; size: B.
+    observation: [N, B, D] x_0.
+    action: [N, B, A] a_0 in [-1, 1].
+    last_observation: [N, B, D] x_n, the only state the n-step target of x_0
+      bootstraps from (earlier next states would only matter for the targets of later
+      steps).
+    rewards, terminated, truncated: [n, N * B] of the transitions t -> t+1 (the
+      targets are per transition, so the seeds are flattened for them).
+    n_steps: n; num_seeds: N; size: B.
   """
 
   def __init__(self, steps: types.Steps, bounds: continuous.ActionBounds,
                observation_size: int):
-    """From steps [B, n + 1, ...] (tensors); policy outputs are not read."""
+    """From steps [N, B, n + 1, ...] (tensors); policy outputs are not read."""
     observations = tf.cast(steps.observation, tf.float32)
-    size, num_steps = observations.shape[0], observations.shape[1]
-    observations = tf.reshape(observations, [size, num_steps, observation_size])
-    self.observation = observations[:, 0]
-    self.action = bounds.to_unit(steps.action[:, 0])
-    self.last_observation = observations[:, -1]
-    self.rewards = shapes.time_major(tf.cast(steps.reward[:, 1:], tf.float32))
-    self.terminated = shapes.time_major(tf.cast(steps.terminated[:, 1:], tf.bool))
-    self.truncated = shapes.time_major(tf.cast(steps.truncated[:, 1:], tf.bool))
+    num_seeds, size, num_steps = observations.shape[:3]
+    observations = tf.reshape(observations, [num_seeds, size, num_steps, observation_size])
+    self.observation = observations[:, :, 0]
+    self.action = bounds.to_unit(steps.action[:, :, 0])
+    self.last_observation = observations[:, :, -1]
+
+    def time_major(x, dtype):
+      return shapes.time_major(tf.reshape(tf.cast(x[:, :, 1:], dtype),
+                                          [num_seeds * size, num_steps - 1]))
+
+    self.rewards = time_major(steps.reward, tf.float32)
+    self.terminated = time_major(steps.terminated, tf.bool)
+    self.truncated = time_major(steps.truncated, tf.bool)
     self.n_steps = num_steps - 1
+    self.num_seeds = num_seeds
     self.size = size
 
   def targets(self, last_values, discount: float) -> Tuple[tf.Tensor, tf.Tensor]:
-    """n-step targets of x_0 [B] and their validity [B] float, from the values of x_n [B]."""
+    """n-step targets of x_0 [N, B] and their validity [N, B] float, from the values of
+    x_n [N, B]."""
+    flat_size = self.num_seeds * self.size
     # The window of x_0 bootstraps from row n - 1 only; the rows before are never
     # read for it, so they are zeros rather than values nobody uses.
-    bootstrap = tf.concat([tf.zeros([self.n_steps - 1, self.size]),
-                           tf.reshape(last_values, [1, self.size])], axis=0)
+    bootstrap = tf.concat([tf.zeros([self.n_steps - 1, flat_size]),
+                           tf.reshape(last_values, [1, flat_size])], axis=0)
     discounts = discount * (1.0 - tf.cast(self.terminated, tf.float32))
     result = nstep.nstep_double_q_targets(self.rewards, discounts, bootstrap,
                                           self.truncated, n_steps=self.n_steps,
                                           rescaling_eps=None)
-    return result.targets[0], tf.cast(result.valid_mask[0], tf.float32)
+    shape = [self.num_seeds, self.size]
+    return (tf.reshape(result.targets[0], shape),
+            tf.reshape(tf.cast(result.valid_mask[0], tf.float32), shape))
 
 
 def masked_mean(values, mask):
-  """mean of `values` where `mask` is 1 (0 if none is)."""
-  return tf.reduce_sum(values * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+  """The mean over seeds of each seed's mean of `values` where `mask` is 1 (0 for a
+  seed where none is); values and mask [N, B]."""
+  per_seed = tf.reduce_sum(values * mask, -1) / tf.maximum(tf.reduce_sum(mask, -1), 1.0)
+  return tf.reduce_mean(per_seed)
 
 
 class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
@@ -98,6 +113,14 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   optimizers; it names the scalars its `_update` returns in the class attribute
   `log_names`, beside `skipped_updates` (its optimizer updates left out for a NaN/Inf
   loss or gradient, see tf_agent.apply_if_finite). Feed-forward: the core state is ().
+
+  Seeds (`num_seeds` N): N independent agents, seeds config.seed + k, train together.
+  Every network has a leading seed axis (seed.agents.seed_axis) and every input of an
+  update is [N, B, ...]; each seed has its own random streams, and env k acts with
+  seed k mod N. Losses are means over the seeds, as logged; the optimizers minimise N
+  times that, the sum, so each seed's gradient is the one it would have alone (Adam
+  then moves each seed's weights as it would alone: its moments are elementwise).
+  A non-finite loss or gradient skips the update of every seed.
   """
 
   input_kind = 'replay'
@@ -110,10 +133,12 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     self._env_spec = env_spec
     self._bounds = continuous.ActionBounds(env_spec)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
-    self._seeds = mlp.SeedStream(config.seed)
+    self._num_seeds = config.num_seeds
+    member_seeds = [config.seed + k for k in range(self._num_seeds)]
+    self._seeds = [mlp.SeedStream(seed) for seed in member_seeds]
     # Separate streams: inference and training run on different threads.
-    self._action_noise = tf.random.Generator.from_seed(config.seed)
-    self._train_noise = tf.random.Generator.from_seed(config.seed + 1)
+    self._action_noise = seed_axis.SeedGenerators(member_seeds)
+    self._train_noise = seed_axis.SeedGenerators([seed + 1 for seed in member_seeds])
     # Gradient updates so far; 0 means the policy has not learned yet (act uniformly).
     self._updates = tf.Variable(0, dtype=tf.int64, trainable=False, name='updates')
     self._resets = tf.Variable(0, dtype=tf.int64, trainable=False, name='resets')
@@ -123,12 +148,18 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     """The counters and random streams, for checkpoint_items: a resumed run continues
     them."""
     return {'updates': self._updates, 'resets': self._resets,
-            'action_noise': self._action_noise, 'train_noise': self._train_noise}
+            **self._action_noise.checkpoint_items('action_noise'),
+            **self._train_noise.checkpoint_items('train_noise')}
+
+  @property
+  def num_seeds(self) -> int:
+    """Independent agents trained together (seeds config.seed + k)."""
+    return self._num_seeds
 
   @abc.abstractmethod
-  def _make_networks(self, seeds: mlp.SeedStream) -> Dict[str, keras.layers.Layer]:
+  def _make_networks(self, seeds: Sequence[mlp.SeedStream]) -> Dict[str, keras.layers.Layer]:
     """Every network, targets and temperature included, by the attribute name it
-    has on the agent, freshly initialised from `seeds`."""
+    has on the agent, freshly initialised: seed k's part from `seeds[k]`."""
 
   @abc.abstractmethod
   def _sync_targets(self) -> None:
@@ -143,7 +174,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   def _reset(self) -> None:
     """Re-initialises every network and optimizer state; see the module docstring."""
     number = int(self._resets.numpy()) + 1
-    fresh = self._make_networks(mlp.SeedStream((self.config.seed, number)))
+    fresh = self._make_networks([mlp.SeedStream((self.config.seed + k, number))
+                                 for k in range(self._num_seeds)])
     for name, network in fresh.items():
       for current, new in zip(getattr(self, name).weights, network.weights, strict=True):
         current.assign(new)
@@ -172,7 +204,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
 
   @property
   def batch_unrolls(self) -> int:
-    """batch_transitions: each unroll is one n-step transition."""
+    """batch_transitions: each unroll is one n-step transition. Per seed: a train step
+    takes num_seeds times as many, seed by seed."""
     return self.config.batch_transitions
 
   @property
@@ -194,9 +227,15 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     del num_envs
     return ()
 
+  def acting_params(self, env_ordinal: int, evaluation: bool) -> types.ActingParams:
+    """Env k acts for (and feeds) seed k mod num_seeds."""
+    return types.ActingParams(epsilon=np.float32(0.0), evaluation=np.bool_(evaluation),
+                              seed_index=np.int32(env_ordinal % self._num_seeds))
+
   @abc.abstractmethod
   def _act(self, x, evaluation) -> tf.Tensor:
-    """Unit-space actions [B, A] for flattened observations x [B, D] once trained."""
+    """Unit-space actions [N, B, A] of every seed for flattened observations x [N, B, D]
+    once trained; `evaluation` [1, B, 1] bool."""
 
   @abc.abstractmethod
   def _update(self, transitions: Transitions) -> Dict[str, tf.Tensor]:
@@ -212,11 +251,14 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     """Actions in env units; uniform until the first update. See base.Agent.inference."""
     del reward, done  # Feed-forward: nothing to reset.
     x = mlp.flatten_observation(observation, self._observation_size)
-    evaluation = tf.expand_dims(tf.cast(acting.evaluation, tf.bool), -1)
+    # Every seed acts on every env (a few small matmuls); each env keeps its seed's.
+    x = seed_axis.for_every_seed(x, self._num_seeds)
+    evaluation = tf.cast(acting.evaluation, tf.bool)[tf.newaxis, :, tf.newaxis]
     policy_action = self._act(x, evaluation)
     uniform = self._action_noise.uniform(tf.shape(policy_action), -1.0, 1.0)
     exploring = tf.logical_and(tf.equal(self._updates, 0), tf.logical_not(evaluation))
-    unit_action = tf.where(exploring, uniform, policy_action)
+    unit_action = seed_axis.pick_seed(tf.where(exploring, uniform, policy_action),
+                                      acting.seed_index)
     return self._bounds.to_env(unit_action), {}, core_state
 
   def train_step(self, sample: types.Sample) -> types.TrainResult:
@@ -230,8 +272,10 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
       this step's).
       No priorities.
     """
-    shapes.check_sample(sample, self.batch_transitions, self.config.n_steps + 1,
-                        '[batch_transitions, n_steps + 1]', core_state_parts=0)
+    shapes.check_sample(sample, self._num_seeds * self.batch_transitions,
+                        self.config.n_steps + 1,
+                        '[num_seeds * batch_transitions (seed by seed), n_steps + 1]',
+                        core_state_parts=0)
     self._build_optimizer()
     steps = sample.data.steps._replace(policy_outputs={})
     steps = tf.nest.map_structure(lambda x: tf.convert_to_tensor(np.asarray(x)), steps)
@@ -246,9 +290,13 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   def _train(self, steps: types.Steps):
     """All the updates of one train step in one compiled loop."""
     updates_per_step = self.config.updates_per_step
-    minibatches = tf.nest.map_structure(
-        lambda x: tf.reshape(x, [updates_per_step, self.config.minibatch_transitions] +
-                             x.shape[1:]), steps)
+
+    def by_update(x):  # [N * U * B, ...], seed by seed -> [U, N, B, ...]
+      x = tf.reshape(x, [self._num_seeds, updates_per_step, self.config.minibatch_transitions]
+                     + x.shape[1:])
+      return tf.transpose(x, [1, 0, 2] + list(range(3, x.shape.rank)))
+
+    minibatches = tf.nest.map_structure(by_update, steps)
     totals = {name: tf.constant(0.0) for name in self.log_names}
     skipped = tf.constant(0.0)
     for u in tf.range(updates_per_step):

@@ -28,6 +28,10 @@ class OffPolicyConfig:
   """Hidden layer widths (units) of the actor's and each critic's MLP."""
   seed: int = 0
   """Seeds the weights and all sampling, >= 0."""
+  num_seeds: int = 1
+  """Independent agents trained together in one learner, seeds seed, seed + 1, ...,
+  >= 1: networks with a leading seed axis, one update for all (seed.agents.offpolicy).
+  The learner's --num_seeds binds it."""
   reset_interval_updates: Optional[int] = None
   """Re-initialise every network (targets and SAC's temperature included) and every
   optimizer's state after each this many gradient updates, keeping the replay (the
@@ -39,7 +43,8 @@ class OffPolicyConfig:
 
   def __post_init__(self):
     """Raises ValueError naming the first field outside its accepted values."""
-    checks.ints_at_least(self, 1, 'n_steps', 'minibatch_transitions', 'updates_per_step')
+    checks.ints_at_least(self, 1, 'n_steps', 'minibatch_transitions', 'updates_per_step',
+                         'num_seeds')
     checks.ints_at_least(self, 0, 'seed')
     for field in ('reset_interval_updates', 'reset_interval_env_steps'):
       if getattr(self, field) is not None:

@@ -98,7 +98,8 @@ class KerasAgentMixin:
             np.zeros([size], np.float32), np.zeros([size], bool),
             self.initial_core_state(size),
             types.ActingParams(epsilon=np.zeros([size], np.float32),
-                               evaluation=np.zeros([size], bool)))
+                               evaluation=np.zeros([size], bool),
+                               seed_index=np.zeros([size], np.int32)))
 
   def _build_optimizer(self) -> None:
     # Keras 3 creates slots in build(); a checkpoint read before that leaves the

@@ -24,6 +24,20 @@ def _check_scalar(name, x):
     raise ValueError(f'{name} has shape {x.shape}, expected a scalar.')
 
 
+def _check_temperature(name, x, like):
+  """A scalar, or one value per seed of a seed-axis batch ([N, 1] for [N, B]): any shape
+  that broadcasts to `like`'s without changing it."""
+  if x.shape.rank == 0:
+    return
+  try:
+    fits = tf.broadcast_static_shape(x.shape, like.shape) == like.shape
+  except ValueError:
+    fits = False
+  if not fits or x.shape.rank > like.shape.rank:
+    raise ValueError(f'{name} has shape {x.shape}, expected a scalar or a shape that '
+                     f'broadcasts to the batch shape {like.shape} (one per seed).')
+
+
 def soft_q_target(rewards, discounts, next_q1, next_q2, next_log_prob, alpha):
   """SAC's soft Bellman target r + discount * (min(Q1', Q2') - alpha * log pi(a'|x')).
 
@@ -34,13 +48,14 @@ def soft_q_target(rewards, discounts, next_q1, next_q2, next_log_prob, alpha):
     next_q2: [...] second target critic at (x', a') (clipped double-Q: the min
       counters the critics' overestimation).
     next_log_prob: [...] log pi(a'|x') of that same a'.
-    alpha: scalar entropy temperature (not its log).
+    alpha: the entropy temperature (not its log): a scalar, or one per seed that
+      broadcasts to [...] ([N, 1] for [N, B]).
 
   Returns:
     [...] float32 targets, gradient-stopped.
 
   Raises:
-    ValueError: if the shapes differ or alpha is not a scalar.
+    ValueError: if the shapes differ or alpha does not broadcast to them.
   """
   rewards = _as_float(rewards)
   discounts = _as_float(discounts)
@@ -50,7 +65,7 @@ def soft_q_target(rewards, discounts, next_q1, next_q2, next_log_prob, alpha):
   alpha = _as_float(alpha)
   shapes.check_same_shapes(rewards=rewards, discounts=discounts, next_q1=next_q1,
                      next_q2=next_q2, next_log_prob=next_log_prob)
-  _check_scalar('alpha', alpha)
+  _check_temperature('alpha', alpha, rewards)
   soft_next_value = soft_state_value(next_q1, next_q2, next_log_prob, alpha)
   # multiply_no_nan: a terminal transition ignores x' even if its value is non-finite.
   return tf.stop_gradient(rewards + tf.math.multiply_no_nan(soft_next_value, discounts))
@@ -66,7 +81,7 @@ def soft_state_value(q1, q2, log_prob, alpha):
   log_prob = _as_float(log_prob)
   alpha = _as_float(alpha)
   shapes.check_same_shapes(q1=q1, q2=q2, log_prob=log_prob)
-  _check_scalar('alpha', alpha)
+  _check_temperature('alpha', alpha, log_prob)
   return tf.minimum(q1, q2) - alpha * log_prob
 
 
@@ -81,7 +96,7 @@ def sac_policy_loss(log_prob, q1, q2, alpha):
   q2 = _as_float(q2)
   alpha = _as_float(alpha)
   shapes.check_same_shapes(log_prob=log_prob, q1=q1, q2=q2)
-  _check_scalar('alpha', alpha)
+  _check_temperature('alpha', alpha, log_prob)
   return tf.reduce_mean(tf.stop_gradient(alpha) * log_prob - tf.minimum(q1, q2))
 
 
@@ -95,7 +110,8 @@ def temperature_loss(log_alpha, log_prob, target_entropy):
   gradient-stopped: this loss moves only the temperature.
 
   Args:
-    log_alpha: scalar (typically a tf.Variable).
+    log_alpha: scalar (typically a tf.Variable), or one per seed that broadcasts to
+      `log_prob` ([N, 1] for [N, B]).
     log_prob: [...] log pi(a|x) of fresh samples a ~ pi(.|x).
     target_entropy: scalar, commonly -action_dim.
 
@@ -105,7 +121,7 @@ def temperature_loss(log_alpha, log_prob, target_entropy):
   log_alpha = _as_float(log_alpha)
   log_prob = _as_float(log_prob)
   target_entropy = _as_float(target_entropy)
-  _check_scalar('log_alpha', log_alpha)
+  _check_temperature('log_alpha', log_alpha, log_prob)
   _check_scalar('target_entropy', target_entropy)
   return -tf.reduce_mean(log_alpha * tf.stop_gradient(log_prob + target_entropy))
 

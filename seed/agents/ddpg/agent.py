@@ -12,19 +12,21 @@ import tensorflow as tf
 
 from seed.agents import mlp
 from seed.agents import offpolicy
+from seed.agents import seed_axis
 from seed.agents import tf_agent
 from seed.agents.ddpg import config as config_lib
 from seed.losses import sac as sac_lib
 
 
 class DeterministicActor(keras.layers.Layer):
-  """x [N, D] -> tanh(MLP(x)) [N, A], a unit-space action."""
+  """x [N, B, D] -> tanh(MLP(x)) [N, B, A], a unit-space action, seed n with its own
+  weights."""
 
   def __init__(self, observation_size: int, action_size: int, hidden_sizes: Sequence[int], *,
-               seeds: mlp.SeedStream, name: str = 'actor'):
+               seeds: Sequence[mlp.SeedStream], name: str = 'actor'):
     super().__init__(name=name)
-    self._mlp = mlp.MLP(observation_size, hidden_sizes, action_size, seeds=seeds,
-                        name='policy')
+    self._mlp = seed_axis.StackedMLP(observation_size, hidden_sizes, action_size, seeds=seeds,
+                                     name='policy')
     self.built = True
 
   def call(self, x):
@@ -53,14 +55,14 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     self.actor_optimizer = keras.optimizers.Adam(config.actor_learning_rate)
     self.critic_optimizer = keras.optimizers.Adam(config.critic_learning_rate)
 
-  def _make_networks(self, seeds: mlp.SeedStream) -> Dict[str, keras.layers.Layer]:
+  def _make_networks(self, seeds: Sequence[mlp.SeedStream]) -> Dict[str, keras.layers.Layer]:
     size, actions, hidden = self._observation_size, self._bounds.size, self.config.hidden_sizes
     return {'actor': DeterministicActor(size, actions, hidden, seeds=seeds),
-            'critic': mlp.Critic(size, actions, hidden, seeds=seeds, name='critic'),
+            'critic': seed_axis.StackedCritic(size, actions, hidden, seeds=seeds, name='critic'),
             'target_actor': DeterministicActor(size, actions, hidden, seeds=seeds,
                                                name='target_actor'),
-            'target_critic': mlp.Critic(size, actions, hidden, seeds=seeds,
-                                        name='target_critic')}
+            'target_critic': seed_axis.StackedCritic(size, actions, hidden, seeds=seeds,
+                                                     name='target_critic')}
 
   def _sync_targets(self) -> None:
     sac_lib.polyak_update(self._online_variables(), self._target_variables(), tau=1.0)
@@ -88,6 +90,9 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     return tf.where(evaluation, action, tf.clip_by_value(action + noise, -1.0, 1.0))
 
   def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
+    # Losses are means over the seeds; N times that is their sum, which gives each seed
+    # its own gradient (seed.agents.offpolicy).
+    num_seeds = float(self._num_seeds)
     next_x = transitions.last_observation
     next_values = self.target_critic(next_x, self.target_actor(next_x))
     targets, valid = transitions.targets(next_values, self.config.discount)
@@ -97,15 +102,17 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     with tf.GradientTape() as tape:
       q = self.critic(x, action)
       critic_loss = offpolicy.masked_mean(tf.square(q - targets), valid)
+      summed_loss = num_seeds * critic_loss
     critic_applied, _ = tf_agent.apply_if_finite(
-        self.critic_optimizer, tape.gradient(critic_loss, critic_variables), critic_variables,
+        self.critic_optimizer, tape.gradient(summed_loss, critic_variables), critic_variables,
         critic_loss, inputs=(x, action, next_x))
 
     actor_variables = self.actor.trainable_variables
     with tf.GradientTape() as tape:
       actor_loss = -tf.reduce_mean(self.critic(x, self.actor(x)))
+      summed_loss = num_seeds * actor_loss
     actor_applied, _ = tf_agent.apply_if_finite(
-        self.actor_optimizer, tape.gradient(actor_loss, actor_variables), actor_variables,
+        self.actor_optimizer, tape.gradient(summed_loss, actor_variables), actor_variables,
         actor_loss, inputs=(x,))
 
     # Each target stays with its network when that one's update was skipped, as if

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from seed.agents import mlp
 from seed.agents import offpolicy
+from seed.agents import seed_axis
 from seed.agents import tf_agent
 from seed.agents.sac import config as config_lib
 from seed.losses import distributions
@@ -21,14 +22,15 @@ from seed.losses import sac as sac_lib
 
 
 class TanhGaussianActor(keras.layers.Layer):
-  """x [N, D] -> (mean [N, A], log_std [N, A] clipped to [-10, 2]) before the tanh."""
+  """x [N, B, D] -> (mean, log_std [N, B, A] clipped to [-10, 2]) before the tanh, seed n
+  with its own weights."""
 
   def __init__(self, observation_size: int, action_size: int, hidden_sizes: Sequence[int], *,
-               seeds: mlp.SeedStream, name: str = 'actor'):
+               seeds: Sequence[mlp.SeedStream], name: str = 'actor'):
     super().__init__(name=name)
     self._action_size = action_size
-    self._mlp = mlp.MLP(observation_size, hidden_sizes, 2 * action_size, seeds=seeds,
-                        name='policy')
+    self._mlp = seed_axis.StackedMLP(observation_size, hidden_sizes, 2 * action_size,
+                                     seeds=seeds, name='policy')
     self.built = True
 
   def call(self, x):
@@ -37,12 +39,13 @@ class TanhGaussianActor(keras.layers.Layer):
 
 
 class Temperature(keras.layers.Layer):
-  """SAC's alpha, held as its log so that it stays positive."""
+  """SAC's alpha, one per seed [N], held as its log so that it stays positive."""
 
-  def __init__(self, initial_alpha: float, name: str = 'temperature'):
+  def __init__(self, initial_alpha: float, num_seeds: int, name: str = 'temperature'):
     super().__init__(name=name)
     self.log_alpha = self.add_weight(
-        shape=(), initializer=keras.initializers.Constant(float(tf.math.log(initial_alpha))),
+        shape=(num_seeds,),
+        initializer=keras.initializers.Constant(float(tf.math.log(initial_alpha))),
         name='log_alpha')
     self.built = True
 
@@ -76,12 +79,12 @@ class SACAgent(offpolicy.OffPolicyAgent):
     self.critic_optimizer = keras.optimizers.Adam(config.critic_learning_rate)
     self.temperature_optimizer = keras.optimizers.Adam(config.temperature_learning_rate)
 
-  def _make_networks(self, seeds: mlp.SeedStream) -> Dict[str, keras.layers.Layer]:
+  def _make_networks(self, seeds: Sequence[mlp.SeedStream]) -> Dict[str, keras.layers.Layer]:
     size, actions, hidden = self._observation_size, self._bounds.size, self.config.hidden_sizes
     networks = {'actor': TanhGaussianActor(size, actions, hidden, seeds=seeds)}
     for name in ('critic1', 'critic2', 'target_critic1', 'target_critic2'):
-      networks[name] = mlp.Critic(size, actions, hidden, seeds=seeds, name=name)
-    networks['temperature'] = Temperature(self.config.initial_alpha)
+      networks[name] = seed_axis.StackedCritic(size, actions, hidden, seeds=seeds, name=name)
+    networks['temperature'] = Temperature(self.config.initial_alpha, len(seeds))
     return networks
 
   def _sync_targets(self) -> None:
@@ -115,7 +118,10 @@ class SACAgent(offpolicy.OffPolicyAgent):
     return tf.where(evaluation, distributions.tanh_gaussian_mode(mean), sample.action)
 
   def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
-    alpha = self.temperature.alpha()
+    # Losses are means over the seeds; N times that is their sum, which gives each seed
+    # its own gradient (seed.agents.offpolicy).
+    num_seeds = float(self._num_seeds)
+    alpha = self.temperature.alpha()[:, tf.newaxis]  # [N, 1] against [N, B].
     next_x = transitions.last_observation
     next_sample = distributions.sample_tanh_gaussian(*self.actor(next_x),
                                                      generator=self._train_noise)
@@ -131,25 +137,28 @@ class SACAgent(offpolicy.OffPolicyAgent):
       q2 = self.critic2(x, action)
       critic_loss = (offpolicy.masked_mean(tf.square(q1 - targets), valid) +
                      offpolicy.masked_mean(tf.square(q2 - targets), valid))
+      summed_loss = num_seeds * critic_loss
     critic_applied, _ = tf_agent.apply_if_finite(
-        self.critic_optimizer, tape.gradient(critic_loss, critic_variables), critic_variables,
-        critic_loss, inputs=(x, action, next_x))
+        self.critic_optimizer, tape.gradient(summed_loss, critic_variables),
+        critic_variables, critic_loss, inputs=(x, action, next_x))
 
     actor_variables = self.actor.trainable_variables
     with tf.GradientTape() as tape:
       sample = distributions.sample_tanh_gaussian(*self.actor(x), generator=self._train_noise)
       actor_loss = sac_lib.sac_policy_loss(sample.log_prob, self.critic1(x, sample.action),
                                            self.critic2(x, sample.action), alpha)
+      summed_loss = num_seeds * actor_loss
     actor_applied, _ = tf_agent.apply_if_finite(
-        self.actor_optimizer, tape.gradient(actor_loss, actor_variables), actor_variables,
-        actor_loss, inputs=(x,))
+        self.actor_optimizer, tape.gradient(summed_loss, actor_variables),
+        actor_variables, actor_loss, inputs=(x,))
 
     temperature_variables = self.temperature.trainable_variables
     with tf.GradientTape() as tape:
-      temperature_loss = sac_lib.temperature_loss(self.temperature.log_alpha, sample.log_prob,
-                                                  self._target_entropy)
+      temperature_loss = sac_lib.temperature_loss(
+          self.temperature.log_alpha[:, tf.newaxis], sample.log_prob, self._target_entropy)
+      summed_loss = num_seeds * temperature_loss
     temperature_applied, _ = tf_agent.apply_if_finite(
-        self.temperature_optimizer, tape.gradient(temperature_loss, temperature_variables),
+        self.temperature_optimizer, tape.gradient(summed_loss, temperature_variables),
         temperature_variables, temperature_loss, inputs=(x,))
 
     # The targets stay with critics whose update was skipped, as if it never came.
@@ -159,7 +168,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
             lambda: None)
     applied = tf.stack([critic_applied, actor_applied, temperature_applied])
     return dict(critic_loss=critic_loss, actor_loss=actor_loss,
-                temperature_loss=temperature_loss, alpha=alpha,
+                temperature_loss=temperature_loss, alpha=tf.reduce_mean(alpha),
                 entropy=-tf.reduce_mean(sample.log_prob), mean_q=tf.reduce_mean(q1),
                 valid_fraction=tf.reduce_mean(valid),
                 skipped_updates=tf.reduce_sum(1.0 - tf.cast(applied, tf.float32)))

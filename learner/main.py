@@ -55,6 +55,10 @@ flags.DEFINE_integer('max_nonfinite_steps', 100, 'Stop (without a checkpoint, so
                      'one keeps good parameters) after this many train steps in a row whose '
                      'loss or gradients were NaN/Inf; each such step changes nothing.')
 flags.DEFINE_integer('seed', 0, 'Seed of the env probe and the agent.')
+flags.DEFINE_integer('num_seeds', 1, 'Independent agents trained together in this learner '
+                     '(seeds --seed, --seed + 1, ...): one network with a seed axis, one '
+                     'update for all, a replay each; env k feeds seed k mod num_seeds. SAC, '
+                     'DDPG and their SR- variants.')
 flags.DEFINE_integer('tf_intra_op_threads', 0, 'Threads inside one TensorFlow op '
                      '(0: TensorFlow picks, one per core).')
 flags.DEFINE_integer('tf_inter_op_threads', 0, 'Ops TensorFlow runs at once (0: it picks).')

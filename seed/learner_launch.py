@@ -6,7 +6,7 @@
 import dataclasses
 import logging
 import os
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 from seed import agents, config, run_status, security
 from seed.inference.server import StreamLimits
@@ -47,6 +47,7 @@ class LearnerFlags:
   max_abs_input: float
   max_nonfinite_steps: int
   seed: int
+  num_seeds: int
   tf_intra_op_threads: int
   tf_inter_op_threads: int
   train: bool
@@ -57,6 +58,18 @@ class LearnerFlags:
   tls_cert_file: Optional[str]
   tls_key_file: Optional[str]
   auth_token_file: Optional[str]
+
+
+def _num_seeds_bindings(agent: str, num_seeds: int) -> List[str]:
+  """--num_seeds as a binding of the agent's config; ValueError where it cannot be."""
+  if not isinstance(num_seeds, int) or num_seeds < 1:
+    raise ValueError(f'--num_seeds={num_seeds}; expected an int >= 1')
+  if num_seeds == 1:
+    return []
+  if agent not in agents.MULTI_SEED_AGENTS:
+    raise ValueError(f'--num_seeds={num_seeds}: agent {agent!r} trains one seed per learner; '
+                     f'agents that train several: {", ".join(agents.MULTI_SEED_AGENTS)}')
+  return [f'{agents.CONFIG_CLASSES[agent]}.num_seeds = {num_seeds}']
 
 
 def launch(flags: LearnerFlags, flags_text: str) -> int:
@@ -83,6 +96,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
       mixture_spec.parse_json(flags.replay_parameters)  # Its shares are checked once built.
     if flags.max_nonfinite_steps < 1:
       raise ValueError(f'--max_nonfinite_steps={flags.max_nonfinite_steps}; expected at least 1')
+    num_seeds_bindings = _num_seeds_bindings(flags.agent, flags.num_seeds)
     if flags.init_counters not in INIT_COUNTERS:
       raise ValueError(f'--init_counters={flags.init_counters!r}; expected one of '
                        f'{", ".join(INIT_COUNTERS)}')
@@ -98,7 +112,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
   try:
     agents.agent_class(flags.agent)  # Registers the agent's configurables before parsing.
-    config.parse_gin(flags.gin_file, flags.gin_bindings, env_name=flags.env)
+    config.parse_gin(flags.gin_file, list(flags.gin_bindings) + num_seeds_bindings,
+                     env_name=flags.env)
   except (ValueError, FileNotFoundError) as e:
     _log.error('%s', e)
     return BAD_SETTINGS

@@ -75,7 +75,7 @@ class Learner:
     self.agent = agents.agent_class(options.agent)(env_spec=self.env_spec)
     self.counters = Counters()
     self.metrics = Metrics(options.logdir, self.counters, options.return_window,
-                           summary_dir=options.summary_dir)
+                           summary_dir=options.summary_dir, num_seeds=self.agent.num_seeds)
     self.tuning_report = (TuningReport(options.hypertune_metric) if options.hypertune_metric
                           else None)
     if self.agent.input_kind == 'replay':
@@ -84,8 +84,11 @@ class Learner:
             f'--replay_parameters is for the agents that train from a queue (vtrace, ppo); '
             f'{options.agent} samples its own replay, set by ReplayInput.* gin bindings')
       self.agent_input = ReplayInput(self.agent.batch_unrolls, self.stop_event,
-                                     seed=options.seed, **_replay_ratio(self.agent))
-      _check_resets_after_warm_up(self.agent, self.agent_input.limiter.min_size_to_sample)
+                                     seed=options.seed, num_seeds=self.agent.num_seeds,
+                                     **_replay_ratio(self.agent))
+      # Per seed: each seed's env steps count toward its warm-up and its resets.
+      _check_resets_after_warm_up(self.agent, self.agent_input.limiter.min_size_to_sample //
+                                  self.agent.num_seeds)
     elif self.agent.input_kind == 'fifo':
       self.agent_input = _replay_mixture(self.agent, options, self.stop_event)
     elif self.agent.input_kind == 'fresh_then_replay':

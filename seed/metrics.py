@@ -35,15 +35,18 @@ RETRY_S = 60.0
 # Train-step log keys that are not losses get their own namespace.
 _TRAIN_LOG_NAMESPACES = {'entropy': 'policy/entropy', 'mean_rho': 'policy/mean_rho',
                          'mean_value': 'policy/mean_value', 'grad_norm': 'train/grad_norm',
-                         'learning_rate': 'train/learning_rate'}
+                         'learning_rate': 'train/learning_rate', 'resets': 'train/resets'}
 
 
 class Metrics:
   """Collects from the inference and trainer threads; `tick()` writes them out."""
 
   def __init__(self, logdir: str, counters: Counters, return_window: int = 20,
-               summary_dir: Optional[str] = None):
+               summary_dir: Optional[str] = None, num_seeds: int = 1):
+    """With `num_seeds` > 1 (an agent training several seeds), episodes.csv has a `seed`
+    column and TensorBoard each seed's returns under seed_<k>/ too."""
     os.makedirs(logdir, exist_ok=True)
+    self._num_seeds = num_seeds
     self._counters = counters
     self._summary_dir = summary_dir or logdir
     self._writer = tf.summary.create_file_writer(self._summary_dir)
@@ -51,7 +54,8 @@ class Metrics:
     self._writer_retry_at = 0.0  # monotonic time to open a new events file after a failure
     self._episodes_csv = run_files.AppendOnlyCsv(
         os.path.join(logdir, 'episodes.csv'),
-        ('env_frames', 'episode_return', 'episode_steps', 'wall_time_s'))
+        ('env_frames', 'episode_return', 'episode_steps', 'wall_time_s')
+        + (('seed',) if num_seeds > 1 else ()))
     self._progress_csv = run_files.AppendOnlyCsv(
         os.path.join(logdir, 'progress.csv'),
         ('wall_time_s', 'env_frames', 'learner_steps', 'episodes', 'env_frames_per_s',
@@ -73,18 +77,20 @@ class Metrics:
     self._last_tick = (time.monotonic(), self._counters.snapshot())
 
   def on_episode(self, episode_return: float, episode_steps: int,
-                 evaluation: bool = False) -> None:
+                 evaluation: bool = False, seed_index: int = 0) -> None:
     frames = self._counters.get('env_frames')
+    episode = (frames, episode_return, episode_steps, seed_index)
     if evaluation:  # Logged apart; not in the training return window or the counters.
       with self._lock:
-        self._new_eval_episodes.append((frames, episode_return, episode_steps))
+        self._new_eval_episodes.append(episode)
       return
     self._counters.add(episodes=1)
     with self._lock:
       self._recent_returns.append(episode_return)
-      self._new_episodes.append((frames, episode_return, episode_steps))
+      self._new_episodes.append(episode)
+      seed_column = f',{seed_index}' if self._num_seeds > 1 else ''
       self._episodes_csv.write_line(f'{frames},{episode_return:.6g},{episode_steps},'
-                                    f'{time.time() - self._start_time:.2f}')
+                                    f'{time.time() - self._start_time:.2f}{seed_column}')
 
   def on_batch(self, stats) -> None:
     with self._lock:
@@ -171,15 +177,17 @@ class Metrics:
       if self._writer is None:
         self._writer = tf.summary.create_file_writer(self._summary_dir)
       with self._writer.as_default(step=np.int64(env_frames)):
-        for frames, episode_return, episode_steps in episodes:
-          tf.summary.scalar('episode/return', np.float32(episode_return),
-                            step=np.int64(frames))
-          tf.summary.scalar('episode/length', np.float32(episode_steps), step=np.int64(frames))
-        for frames, episode_return, episode_steps in eval_episodes:
-          tf.summary.scalar('eval/episode_return', np.float32(episode_return),
-                            step=np.int64(frames))
-          tf.summary.scalar('eval/episode_length', np.float32(episode_steps),
-                            step=np.int64(frames))
+        for prefix, return_tag, length_tag, logged in (
+            ('', 'episode/return', 'episode/length', episodes),
+            ('', 'eval/episode_return', 'eval/episode_length', eval_episodes)):
+          for frames, episode_return, episode_steps, seed_index in logged:
+            # Several seeds: every seed's curve of its own, beside the mixed one.
+            tags = [prefix] + ([f'seed_{seed_index}/'] if self._num_seeds > 1 else [])
+            for tag_prefix in tags:
+              tf.summary.scalar(tag_prefix + return_tag, np.float32(episode_return),
+                                step=np.int64(frames))
+              tf.summary.scalar(tag_prefix + length_tag, np.float32(episode_steps),
+                                step=np.int64(frames))
         for name, value in scalars.items():
           tf.summary.scalar(name, np.float32(value))
       self._writer.flush()

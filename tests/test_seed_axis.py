@@ -103,3 +103,35 @@ def test_an_n_seed_checkpoint_resumes_every_seed(tmp_path):
 def test_num_seeds_below_one_is_refused():
   with pytest.raises(ValueError, match=r'SACConfig.num_seeds = 0; accepted: an int >= 1'):
     SACConfig(num_seeds=0)
+
+
+def test_num_seeds_flag_binds_the_agents_config_or_is_refused():
+  from seed import learner_launch  # pylint: disable=g-import-not-at-top
+  assert learner_launch._num_seeds_bindings('sr_sac', 1) == []
+  assert learner_launch._num_seeds_bindings('ddpg', 4) == ['DDPGConfig.num_seeds = 4']
+  with pytest.raises(ValueError, match=r"--num_seeds=2: agent 'vtrace' trains one seed per "
+                     r'learner; agents that train several: ddpg, sac, sr_ddpg, sr_sac'):
+    learner_launch._num_seeds_bindings('vtrace', 2)
+  with pytest.raises(ValueError, match=r'--num_seeds=0; expected an int >= 1'):
+    learner_launch._num_seeds_bindings('sac', 0)
+
+
+def test_a_replay_per_seed_fed_by_env_and_sampled_seed_by_seed(tmp_path):
+  from seed.replay.replay_input import ReplayInput  # pylint: disable=g-import-not-at-top
+  from tests.test_replay import make_unroll  # pylint: disable=g-import-not-at-top
+  replays = ReplayInput(2, capacity_unrolls=10, min_fill_unrolls=2, samples_per_insert=1.0,
+                        priority_exponent=0.0, importance_exponent=0.0, num_seeds=2)
+  for env_id in (0, 1, 2, 3, 4):  # Seed 0 gets envs 0, 2, 4; seed 1 envs 1, 3.
+    assert replays.put(make_unroll(np.full((2, 1), env_id, np.float32), env_id=env_id))
+  assert [len(r) for r in replays.replays] == [3, 2]
+  sample = replays.sample(2)
+  assert [env_id % 2 for env_id in sample.data.env_id] == [0, 0, 1, 1]
+  path = str(tmp_path / 'ckpt-1')
+  replays.save(path)
+  assert sorted(p.name for p in tmp_path.iterdir()) == ['ckpt-1.replay.npz',
+                                                      'ckpt-1.seed_1.replay.npz']
+  restored = ReplayInput(2, capacity_unrolls=10, min_fill_unrolls=2, num_seeds=2,
+                         priority_exponent=0.0, importance_exponent=0.0)
+  assert restored.restore(path) and [len(r) for r in restored.replays] == [3, 2]
+  ReplayInput.prune(str(tmp_path), [str(tmp_path / 'ckpt-2')])
+  assert not list(tmp_path.iterdir())

@@ -20,6 +20,10 @@ AGENTS = {
     'vtrace': 'seed.agents.vtrace.agent:VTraceAgent',
 }
 
+# The agents that train several independent seeds in one learner (--num_seeds), whose
+# config has a num_seeds field.
+MULTI_SEED_AGENTS = ('ddpg', 'sac', 'sr_ddpg', 'sr_sac')
+
 # Each agent's gin-bound config class (its `config_class`), by name: the experiment
 # runner binds `<config>.seed` without importing the agent (and TensorFlow).
 CONFIG_CLASSES = {

@@ -66,6 +66,11 @@ class Agent(abc.ABC):
     return None
 
   @property
+  def num_seeds(self) -> int:
+    """Independent agents trained together (SAC and DDPG: --num_seeds); 1 for the rest."""
+    return 1
+
+  @property
   def reset_interval_env_steps(self) -> Optional[float]:
     """Env steps between resets of the networks (SAC, DDPG), or None: no resets."""
     return None

@@ -153,7 +153,7 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
 
   @property
   def num_seeds(self) -> int:
-    """Independent agents trained together (seeds config.seed + k)."""
+    """Independent agents trained together (seeds config.seed + k); see the class doc."""
     return self._num_seeds
 
   @abc.abstractmethod

@@ -50,7 +50,7 @@ class StepProcessor:
 
   def __init__(self, agent, max_batch_envs: int, frames_per_step: int,
                put_unroll: Callable[[types.Unroll], bool],
-               on_episode: Callable[[float, int, bool], None],
+               on_episode: Callable[[float, int, bool, int], None],
                on_batch: Callable[[BatchStats], None], counters):
     self._agent = agent
     self.batch_sizes = padded_batch_sizes(max_batch_envs)
@@ -102,7 +102,8 @@ class StepProcessor:
         slot.episode_return += float(rewards[i])
         slot.episode_steps += 1
         if terminated[i] or truncated[i]:
-          self._on_episode(slot.episode_return, slot.episode_steps, evaluation)
+          self._on_episode(slot.episode_return, slot.episode_steps, evaluation,
+                           int(slot.acting.seed_index))
           slot.episode_return, slot.episode_steps = 0.0, 0
       slot.has_previous_step = True
     self._counters.add(env_steps=transitions, env_frames=transitions * self._frames_per_step)

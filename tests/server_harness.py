@@ -83,7 +83,7 @@ class ServerHarness:
     self.table = EnvTable(self.agent.initial_core_state, self.agent.acting_params,
                           self.agent.unroll_length)
     self.processor = StepProcessor(self.agent, max_batch_envs, 1, self.fifo.put,
-                                   lambda r, n, evaluation: (
+                                   lambda r, n, evaluation, seed_index=0: (
                                        self.eval_episodes if evaluation else self.episodes
                                    ).append((r, n)),
                                    lambda stats: None, self.counters)

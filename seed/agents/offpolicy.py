@@ -134,11 +134,11 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     self._bounds = continuous.ActionBounds(env_spec)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
     self._num_seeds = config.num_seeds
-    member_seeds = [config.seed + k for k in range(self._num_seeds)]
-    self._seeds = [mlp.SeedStream(seed) for seed in member_seeds]
+    self._member_seeds = [config.seed + k for k in range(self._num_seeds)]
+    self._seeds = [mlp.SeedStream(seed) for seed in self._member_seeds]
     # Separate streams: inference and training run on different threads.
-    self._action_noise = seed_axis.SeedGenerators(member_seeds)
-    self._train_noise = seed_axis.SeedGenerators([seed + 1 for seed in member_seeds])
+    self._action_noise = seed_axis.SeedGenerators(self._member_seeds)
+    self._train_noise = seed_axis.SeedGenerators([seed + 1 for seed in self._member_seeds])
     # Gradient updates so far; 0 means the policy has not learned yet (act uniformly).
     self._updates = tf.Variable(0, dtype=tf.int64, trainable=False, name='updates')
     self._resets = tf.Variable(0, dtype=tf.int64, trainable=False, name='resets')
@@ -174,8 +174,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   def _reset(self) -> None:
     """Re-initialises every network and optimizer state; see the module docstring."""
     number = int(self._resets.numpy()) + 1
-    fresh = self._make_networks([mlp.SeedStream((self.config.seed + k, number))
-                                 for k in range(self._num_seeds)])
+    fresh = self._make_networks([mlp.SeedStream((seed, number))
+                                 for seed in self._member_seeds])
     for name, network in fresh.items():
       for current, new in zip(getattr(self, name).weights, network.weights, strict=True):
         current.assign(new)

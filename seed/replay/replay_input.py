@@ -39,9 +39,9 @@ class ReplayInput:
   New sequences get the highest priority seen so far, so each is likely to be
   sampled soon after it arrives; with `unvisited_priority='contextual'` (Reactor's)
   they get an estimate from their env's measured sequences nearest in time instead,
-  and `uniform_sampling_probability` mixes in uniform draws (see PrioritizedReplay). A sample-to-insert limiter keeps
-  `samples_per_insert` (sequences sampled per sequence inserted) near its
-  target: whichever side runs ahead waits, the inference thread (and so the
+  and `uniform_sampling_probability` mixes in uniform draws (see PrioritizedReplay).
+  A sample-to-insert limiter keeps `samples_per_insert` (sequences sampled per
+  sequence inserted) near its target: whichever side runs ahead waits, the inference thread (and so the
   actors) when inserting, or the trainer when sampling. Sampling starts once
   `min_fill_unrolls` sequences are in.
 
@@ -132,11 +132,15 @@ class ReplayInput:
 
   def stats(self) -> Dict[str, float]:
     """'replay/size', and the mean and max of the last priority update if there was one."""
-    return {'replay/size': float(sum(len(r) for r in self.replays)), **self._priority_stats}
+    return {'replay/size': float(self._num_stored()), **self._priority_stats}
 
   @property
   def fill(self) -> float:
-    return sum(len(r) for r in self.replays) / sum(r.capacity for r in self.replays)
+    return self._num_stored() / sum(r.capacity for r in self.replays)
+
+  def _num_stored(self) -> int:
+    """Sequences held, in every seed's replay."""
+    return sum(len(replay) for replay in self.replays)
 
   @staticmethod
   def _path(checkpoint_path: str, seed_index: int) -> str:
@@ -160,7 +164,7 @@ class ReplayInput:
       replay.load(path)
     # Resume where a running limiter settles: samples lag inserts by the
     # minimum fill's worth, so the trainer samples at once and keeps the ratio.
-    inserts = sum(len(r) for r in self.replays)
+    inserts = self._num_stored()
     lag = self.samples_per_insert * self.limiter.min_size_to_sample
     self.limiter.load_state_dict({
         'inserts': inserts,

@@ -2,10 +2,10 @@
 
 Twin critics with Polyak-averaged targets (rate tau), a tanh-squashed Gaussian
 policy with log-std clipped to [-10, 2], and a learned temperature with target
-entropy -|A| by default (-|A|/2 for SR-SAC, `target_entropy_scale`). Resets of every
-network at high replay ratios (SR-SAC) are the replay side's: see `seed.agents.offpolicy`. Replay, n-step targets, the uniform start and `updates_per_step`
-(the replay ratio, fused in one compiled call) are shared with DDPG: see
-`seed.agents.offpolicy`.
+entropy -|A| by default (-|A|/2 for SR-SAC, `target_entropy_scale`). Replay, n-step
+targets, the uniform start, `updates_per_step` (the replay ratio, fused in one
+compiled call), resets (SR-SAC) and several seeds in one agent are shared with DDPG:
+see `seed.agents.offpolicy`.
 """
 from typing import Dict, Optional, Sequence
 

@@ -40,6 +40,7 @@ PLAN_FILE = 'dmc15.json'
 REPORT_FILE = 'dmc15_report.json'
 SCORE_EPISODES = 10
 BOOTSTRAP_REPS = 5000
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIDENCE = 0.95
 
 
@@ -182,8 +183,6 @@ def plot(report: dict, path: str, title: str) -> None:
   figure.savefig(path, dpi=100)
   pyplot.close(figure)
 
-
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main(argv=None) -> int:

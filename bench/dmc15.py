@@ -5,10 +5,13 @@
   python -m bench.dmc15 report --root runs/dmc15 [--png docs/dmc15.png]
 
 `run` writes ROOT/dmc15.json (an experiments file: one entry per task, named by the
-task, with the seeds) and hands it to the experiment runner (seed.experiments), which
-runs each task x seed in ROOT/<task>__seed=<k> with a learner and one actor with one
-env, skips a run whose finished.json shows the budget, and resumes any other from its
-checkpoint. So the command is resumable: run it again after a stop.
+task) and hands it to the experiment runner (seed.experiments), which skips a run whose
+finished.json shows the budget and resumes any other from its checkpoint. So the
+command is resumable: run it again after a stop. Agents that train several seeds in
+one learner (--num_seeds: sac, ddpg, sr_sac, sr_ddpg) do so here: one run per task in
+ROOT/<task>__seed=<first seed>, the seeds consecutive, one actor with one env per seed
+and a budget of env_steps per seed. --learner_per_seed (and every other agent) runs
+each task x seed in ROOT/<task>__seed=<k> with its own learner and one env.
 
 `report` scores each finished run by the mean return of its last 10 training episodes
 (the behaviour policy, 1,000 steps each on the suite's tasks), then over the tasks
@@ -57,10 +60,22 @@ def run_name(task: str, seed: int) -> str:
   return f'{task}__seed={seed}'
 
 
+def _one_learner_flags(seeds: Sequence[int], env_steps: int) -> Dict[str, str]:
+  """The learner flags that train `seeds` in one learner; ValueError unless they are
+  consecutive (the learner trains seeds --seed, --seed + 1, ...)."""
+  if list(seeds) != list(range(seeds[0], seeds[0] + len(seeds))):
+    raise ValueError(f'seeds {",".join(map(str, seeds))}: seeds trained in one learner are '
+                     f'consecutive (e.g. {seeds[0]},{seeds[0] + 1},{seeds[0] + 2}); pass '
+                     '--learner_per_seed for any other set')
+  # The learner counts the env frames of all its seeds together.
+  return {'max_env_frames': str(env_steps * len(seeds)), 'num_seeds': str(len(seeds))}
+
+
 def plan(agent: str, tasks: Sequence[str], seeds: Sequence[int], env_steps: int,
-         gin_bindings: Sequence[str] = (), learner_flags: Optional[Dict[str, str]] = None
-         ) -> List[dict]:
-  """The experiments file's entries: one per task, with every seed."""
+         gin_bindings: Sequence[str] = (), learner_flags: Optional[Dict[str, str]] = None,
+         one_learner: Optional[bool] = None) -> List[dict]:
+  """The experiments file's entries: one per task. With `one_learner` (the default for
+  agents that can) all seeds train in one learner, else each seed in its own."""
   if agent not in agents_lib.AGENTS:
     raise ValueError(f'unknown agent {agent!r}; known agents: {", ".join(sorted(agents_lib.AGENTS))}')
   gin_file = os.path.join('gin', 'dmc', f'{agent}.gin')
@@ -68,11 +83,19 @@ def plan(agent: str, tasks: Sequence[str], seeds: Sequence[int], env_steps: int,
     raise ValueError(f'agent {agent!r} has no DM Control config ({gin_file})')
   if env_steps < 1:
     raise ValueError(f'env_steps must be >= 1, got {env_steps}')
+  if not seeds:
+    raise ValueError('no seeds given; expected e.g. 0,1,2')
+  if one_learner is None:
+    one_learner = agent in agents_lib.MULTI_SEED_AGENTS
   # The suite configs act every env step (action_repeat 1): env frames are env steps.
-  flags = {'max_env_frames': str(env_steps), **(learner_flags or {})}
+  if one_learner:
+    flags, run_seeds, num_envs = _one_learner_flags(seeds, env_steps), [seeds[0]], len(seeds)
+  else:
+    flags, run_seeds, num_envs = {'max_env_frames': str(env_steps)}, list(seeds), 1
   return [{'name': task, 'agent': agent, 'gin_file': os.path.join(_REPO, gin_file),
            'gin_bindings': [f"EnvConfig.name = 'dmc:{task}'", *gin_bindings],
-           'learner_flags': flags, 'seeds': list(seeds), 'num_actors': 1, 'num_envs': 1}
+           'learner_flags': {**flags, **(learner_flags or {})}, 'seeds': run_seeds,
+           'num_actors': 1, 'num_envs': num_envs}
           for task in check_tasks(tasks)]
 
 
@@ -86,23 +109,31 @@ def run(root: str, entries: List[dict], extra_args: Sequence[str] = ()) -> int:
   return experiments.main(['--root', root, '--experiments', path, *extra_args])
 
 
-def final_score(run_dir: str) -> Optional[float]:
-  """Mean return of the last SCORE_EPISODES episodes of a finished run; None for a run
-  not finished or with no episode ended."""
+def final_scores(run_dir: str, num_seeds: int = 1) -> List[Optional[float]]:
+  """Per seed index of a run's learner, the mean return of its last SCORE_EPISODES
+  episodes; None for every seed of a run not finished, and for a seed with no episode
+  ended."""
   if not os.path.exists(os.path.join(run_dir, 'finished.json')):
-    return None
+    return [None] * num_seeds
+  returns = [[] for _ in range(num_seeds)]
   with open(os.path.join(run_dir, 'episodes.csv')) as f:
-    returns = [float(row['episode_return']) for row in csv.DictReader(f)]
-  return float(np.mean(returns[-SCORE_EPISODES:])) if returns else None
+    for row in csv.DictReader(f):
+      returns[int(row.get('seed') or 0)].append(float(row['episode_return']))
+  return [float(np.mean(r[-SCORE_EPISODES:])) if r else None for r in returns]
 
 
 def scores_of(root: str) -> Dict[str, Dict[int, Optional[float]]]:
   """{task: {seed: score or None (unfinished)}} for the plan in ROOT/dmc15.json."""
   with open(os.path.join(root, PLAN_FILE)) as f:
     entries = json.load(f)
-  return {entry['name']: {seed: final_score(os.path.join(root, run_name(entry['name'], seed)))
-                          for seed in entry['seeds']}
-          for entry in entries}
+  scores = {}
+  for entry in entries:
+    num_seeds = int(entry['learner_flags'].get('num_seeds', 1))
+    scores[entry['name']] = {
+        seed + k: score for seed in entry['seeds']
+        for k, score in enumerate(final_scores(os.path.join(root, run_name(entry['name'], seed)),
+                                               num_seeds))}
+  return scores
 
 
 def aggregate(scores: Dict[str, Dict[int, Optional[float]]], reps: int = BOOTSTRAP_REPS,
@@ -195,6 +226,9 @@ def main(argv=None) -> int:
   run_parser.add_argument('--tasks', nargs='+', default=list(DMC15))
   run_parser.add_argument('--seeds', default='0,1,2', help='comma-separated, e.g. 0,1,2')
   run_parser.add_argument('--env_steps', type=int, default=500_000)
+  run_parser.add_argument('--learner_per_seed', action='store_true',
+                          help='one learner per task x seed, even for an agent that can '
+                          'train the seeds in one learner')
   run_parser.add_argument('--gin_bindings', action='append', default=[])
   run_parser.add_argument('--learner_flag', action='append', default=[],
                           help='passed to seed.experiments, e.g. --learner_flag=--seed_port=0')
@@ -206,7 +240,8 @@ def main(argv=None) -> int:
   if args.command == 'run':
     try:
       seeds = [int(s) for s in args.seeds.split(',') if s.strip()]
-      entries = plan(args.agent, args.tasks, seeds, args.env_steps, args.gin_bindings)
+      entries = plan(args.agent, args.tasks, seeds, args.env_steps, args.gin_bindings,
+                     one_learner=False if args.learner_per_seed else None)
     except ValueError as e:
       print(f'bench.dmc15: {e}', file=sys.stderr)
       return 2

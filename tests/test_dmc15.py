@@ -1,4 +1,5 @@
 """bench/dmc15.py: the DMC15 plan, a real tiny run through seed.experiments, the IQM."""
+import csv
 import json
 import os
 
@@ -17,6 +18,19 @@ def test_unknown_tasks_and_agents_are_named_with_the_valid_ones():
   with pytest.raises(ValueError, match="agent 'r2d2' has no DM Control config"):
     dmc15.plan('r2d2', ['walker-run'], [0], 1000)
   assert dmc15.main(['run', '--root', '/nonexistent', '--tasks', 'nope']) == 2
+  with pytest.raises(ValueError, match=r'seeds 0,2: seeds trained in one learner are '
+                     r'consecutive .* pass --learner_per_seed'):
+    dmc15.plan('sr_sac', ['walker-run'], [0, 2], 1000)
+
+
+def test_seeds_share_a_learner_unless_asked_otherwise():
+  [entry] = dmc15.plan('sr_sac', ['walker-run'], [3, 4, 5], 1000)
+  # One run, --seed=3 --num_seeds=3, an env per seed and 1,000 env steps for each.
+  assert entry['seeds'] == [3] and entry['num_envs'] == 3
+  assert entry['learner_flags'] == {'max_env_frames': '3000', 'num_seeds': '3'}
+  [entry] = dmc15.plan('sr_sac', ['walker-run'], [0, 2], 1000, one_learner=False)
+  assert entry['seeds'] == [0, 2] and entry['num_envs'] == 1
+  assert entry['learner_flags'] == {'max_env_frames': '1000'}
 
 
 def test_iqm_and_per_task_means_by_hand():
@@ -41,8 +55,8 @@ def test_iqm_and_per_task_means_by_hand():
 
 
 def test_a_tiny_run_is_resumable_and_reported(tmp_path, capsys):
-  # pendulum-swingup x 2 seeds x 1,100 env steps (one 1,000-step episode each), SR-SAC
-  # shrunk to run in seconds.
+  # pendulum-swingup x 2 seeds x 1,100 env steps (one 1,000-step episode each) in one
+  # learner, SR-SAC shrunk to run in seconds.
   root = str(tmp_path / 'dmc15')
   args = ['run', '--root', root, '--agent', 'sr_sac', '--tasks', 'pendulum-swingup',
           '--seeds', '0,1', '--env_steps', '1100',
@@ -53,13 +67,15 @@ def test_a_tiny_run_is_resumable_and_reported(tmp_path, capsys):
           '--gin_bindings', 'ReplayInput.min_fill_unrolls = 100',
           '--gin_bindings', 'ReplayInput.capacity_unrolls = 1000']
   assert dmc15.main(args) == 0
-  for seed in (0, 1):
-    run_dir = os.path.join(root, f'pendulum-swingup__seed={seed}')
-    with open(os.path.join(run_dir, 'finished.json')) as f:
-      assert json.load(f)['env_frames'] >= 1100
+  assert sorted(os.listdir(root)) == ['dmc15.json', 'pendulum-swingup__seed=0']
+  run_dir = os.path.join(root, 'pendulum-swingup__seed=0')
+  with open(os.path.join(run_dir, 'finished.json')) as f:
+    assert json.load(f)['env_frames'] >= 2200
+  with open(os.path.join(run_dir, 'episodes.csv')) as f:
+    assert {row['seed'] for row in csv.DictReader(f)} == {'0', '1'}
   capsys.readouterr()
-  assert dmc15.main(args) == 0  # Everything finished: both runs are skipped.
-  assert capsys.readouterr().out.count('skipped') >= 2
+  assert dmc15.main(args) == 0  # Everything finished: the run is skipped.
+  assert 'skipped' in capsys.readouterr().out
   png = str(tmp_path / 'dmc15.png')
   assert dmc15.main(['report', '--root', root, '--png', png, '--reps', '200']) == 0
   table = capsys.readouterr().out

@@ -133,20 +133,11 @@ def test_acer_with_its_lstm_solves_the_memory_task(tmp_path):
 
 
 
-def test_reactor_learns_cartpole(tmp_path):
-  # gin/toy/reactor.gin: the LSTM, beta-LOO, distributional Retrace on 51 atoms and
-  # prioritized sequence replay. Seed 0 reached a mean of 385 over 100 episodes at
-  # 53K frames and 440 at 99K.
-  frames, mean_return = train_until(tmp_path, 'gin/toy/reactor.gin', target=400,
-                                    max_frames=200_000, window=100, agent='reactor')
-  assert mean_return >= 400, f'best mean return over 100 episodes: {mean_return}'
-  assert frames <= 200_000
-
-
-
 def test_reactor_with_its_lstm_solves_the_memory_task(tmp_path):
   # MemoryCue through Reactor: replayed sequences start from their stored LSTM state,
-  # and new sequences are sampled by the contextual priority estimate.
+  # and new sequences are sampled by the contextual priority estimate. Reactor's one
+  # learning test in CI: its CartPole run (gin/toy/reactor.gin, 400 by about 105K
+  # frames, docs/learning.md) takes over 2 minutes, which CI time does not have.
   frames, mean_return = train_until(
       tmp_path, 'gin/toy/reactor.gin', target=0.9, max_frames=50_000, window=100,
       agent='reactor',

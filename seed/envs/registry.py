@@ -1,7 +1,8 @@
 """Env names, how to build them, and their specs.
 
 Names are plain (`Catch`, `CartPole-v1`) or in a family (`atari:Pong`,
-`gym:Acrobot-v1`, `mujoco:HalfCheetah-v5`, `dmc:cheetah-run`). Every factory
+`gym:Acrobot-v1`, `gym:my_pkg.envs:MyEnv-v0`, `mujoco:HalfCheetah-v5`,
+`dmc:cheetah-run`, `dm_env:my_pkg.envs:make_maze`). Every factory
 takes `seed` plus the env's options as keywords and returns an env whose first
 unseeded `reset()` uses that seed (see `seed.envs.wrappers`). Learner and
 actors agree on the env through one gin-bound `EnvConfig`.
@@ -11,6 +12,7 @@ Nothing here may import TensorFlow: actor processes import this module.
 import dataclasses
 import difflib
 import functools
+import importlib
 import inspect
 from typing import Any, Callable, Mapping
 
@@ -30,10 +32,13 @@ Factory = Callable[..., gymnasium.Env]
 _FACTORIES: dict[str, Factory] = {}
 # Family prefix -> how to write a member, for error messages.
 _FAMILIES = {'atari': 'atari:<Game>, e.g. atari:Pong (any game ale-py has)',
-             'gym': 'gym:<gymnasium id>, e.g. gym:Acrobot-v1 (unwrapped; state '
-                    'numbers one-hot)',
+             'gym': 'gym:<gymnasium id>, e.g. gym:Acrobot-v1, or gym:<module>:<id> for '
+                    'an env a package registers when imported (observation spaces other '
+                    'than Box flattened to float32, state numbers one-hot)',
              'mujoco': 'mujoco:<gymnasium MuJoCo id>, e.g. mujoco:HalfCheetah-v5',
-             'dmc': 'dmc:<domain>-<task>, e.g. dmc:cheetah-run (DM Control suite)'}
+             'dmc': 'dmc:<domain>-<task>, e.g. dmc:cheetah-run (DM Control suite)',
+             'dm_env': 'dm_env:<module>:<factory>, e.g. dm_env:my_pkg.envs:make_maze '
+                       '(factory(seed=..., **options) returns a dm_env.Environment)'}
 
 
 class UnknownEnvError(ValueError):
@@ -72,18 +77,31 @@ def _accepted() -> str:
 def _make_gym(env_id: str, seed: int, **options) -> gymnasium.Env:
   """Builds any registered gymnasium id as-is (with gym.make's wrappers).
 
-  A Discrete observation (a state number: FrozenLake, Taxi, CliffWalking) becomes
-  a float32 one-hot vector, the input an MLP can learn from.
+  A Box observation keeps its shape and dtype (bool, integers, floats); any other
+  space is flattened by gymnasium into one float32 vector: a Discrete observation
+  (a state number: FrozenLake, Taxi, CliffWalking) becomes one-hot, the input an MLP
+  can learn from, and so does each part of a MultiDiscrete; Dict and Tuple parts
+  are concatenated.
   """
   try:
     env = gymnasium.make(env_id, **options)
   except TypeError as e:
     raise ValueError(f'Env gym:{env_id} rejected options {sorted(options)}: '
                      f'{e}') from e
-  if isinstance(env.observation_space, spaces.Discrete):
+  if not isinstance(env.observation_space, spaces.Box):
     env = gymnasium.wrappers.DtypeObservation(
         gymnasium.wrappers.FlattenObservation(env), np.float32)
   return wrappers.SeededEnv(env, seed)
+
+
+def _import_env_module(module_name: str, name: str) -> None:
+  """Imports the module of a `gym:<module>:<id>` name, which registers its envs."""
+  try:
+    importlib.import_module(module_name)
+  except ImportError as e:
+    raise UnknownEnvError(
+        f'Env name {name!r}: cannot import module {module_name!r} ({e}); install the '
+        'package that registers the env or put it on PYTHONPATH.') from e
 
 
 def _resolve(name: str) -> Factory:
@@ -114,7 +132,19 @@ def _resolve(name: str) -> Factory:
     if domain_task is None:
       raise UnknownEnvError(dmc.unknown_task_message(rest))
     return functools.partial(dmc.make_dmc, *domain_task)
+  if colon and prefix == 'dm_env':
+    # Imported here so that processes without dm_env envs never load dm_env.
+    from seed.envs import dm_env_adapter  # pylint: disable=g-import-not-at-top
+    try:
+      dm_env_adapter.import_factory(rest)
+    except ValueError as e:
+      raise UnknownEnvError(str(e)) from e
+    return functools.partial(dm_env_adapter.make_dm_env, rest)
   if colon and prefix == 'gym':
+    module_name, _, env_id = rest.rpartition(':')
+    if module_name:
+      _import_env_module(module_name, name)
+      rest = env_id
     if rest not in gymnasium.registry:
       # Atari ids (ALE/Pong-v5, PongNoFrameskip-v4) exist only once ale-py is
       # imported; load it only when the id is not already known.

@@ -217,7 +217,7 @@ def test_every_box_dtype_reaches_the_network_as_its_values(dtype, scale):
   # The same network (same seed) given the observation in its own dtype and as float32
   # values computes the same logits: nothing is lost or reinterpreted on the way. uint8
   # (frames) is scaled by 1/255, as documented.
-  tf = pytest.importorskip('tensorflow')  # pylint: disable=unused-variable
+  pytest.importorskip('tensorflow')
   from seed.agents.vtrace import agent as agent_lib  # pylint: disable=g-import-not-at-top
   from seed.agents.vtrace import config as config_lib  # pylint: disable=g-import-not-at-top
   from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top

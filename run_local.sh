@@ -47,7 +47,8 @@ for arg in "$@"; do
   case "$arg" in
     --logdir=*) LOGDIR="${arg#--logdir=}" ;;
     --server_address=*) PORT="${arg##*:}" ;;
-    --gin_file=*|--gin_bindings=*) ACTOR_FLAGS+=("$arg") ;;
+    # --seed also seeds the actors' envs (env i of actor a: seed + 1000·a + i).
+    --gin_file=*|--gin_bindings=*|--seed=*) ACTOR_FLAGS+=("$arg") ;;
   esac
 done
 

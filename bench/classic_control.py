@@ -6,7 +6,7 @@
 
 Each task trains from scratch through the real gRPC path (a learner process and
 --num_actors actor processes, bench.learning_curve.train) for its frame budget,
-seed 0. A task passes when the mean return of its last 100 training episodes
+--seed (0 by default). A task passes when the mean return of its last 100 training episodes
 reaches its target, set well above what a uniformly random policy gets (measured
 here on 100 episodes, seeds 0-99). Prints a Markdown table for docs/learning.md
 and writes one JSON line per task to --out. Never part of CI (about 30 minutes);
@@ -82,7 +82,7 @@ def run_task(task: Task, args, logdir: str) -> dict:
               f'EnvConfig.options={dict(task.options)!r}'] + args.gin_bindings
   train_args = argparse.Namespace(
       gin_file=args.gin_file, agent=args.agent, gin_bindings=bindings,
-      learner_flag=args.learner_flag, num_actors=args.num_actors,
+      learner_flag=args.learner_flag, seed=args.seed, num_actors=args.num_actors,
       num_envs=args.num_envs, max_env_frames=args.max_env_frames or task.max_env_frames)
   started = time.monotonic()
   code = learning_curve.train(train_args, logdir)
@@ -113,6 +113,7 @@ def main(argv=None) -> int:
   parser.add_argument('--num_envs', type=int, default=4)
   parser.add_argument('--gin_bindings', action='append', default=[])
   parser.add_argument('--learner_flag', action='append', default=[])
+  parser.add_argument('--seed', type=int, default=0, help="learner's and actors' --seed")
   parser.add_argument('--logdir', help='one run directory per task under it '
                       '(default: a temporary one, kept)')
   parser.add_argument('--out', help='JSON lines, one per task (default: <logdir>/suite.jsonl)')
@@ -128,7 +129,7 @@ def main(argv=None) -> int:
     print(f'{key}: {row["final_return"]:.2f} (target {row["target_return"]:g}, random '
           f'{row["random_return"]:.2f}) after {row["frames"]:,} frames', flush=True)
   print(f'\n# {args.gin_file} ({args.agent}), {args.num_actors} actors x {args.num_envs} '
-        'envs, seed 0')
+        f'envs, seed {args.seed}')
   print(f'| task | rewards | frames | random | mean of last {WINDOW_EPISODES} | target | '
         'pass | wall | frames/s |')
   print('|---|---|---:|---:|---:|---:|---|---:|---:|')

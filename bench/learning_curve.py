@@ -39,14 +39,14 @@ def train(args, logdir: str) -> int:
   gin_flags = [f'--gin_file={os.path.join(processes.REPO, args.gin_file)}'] + [
       f'--gin_bindings={b}' for b in args.gin_bindings]
   learner = processes.start_learner(
-      logdir, args.agent, [f'--max_env_frames={args.max_env_frames}',
+      logdir, args.agent, [f'--max_env_frames={args.max_env_frames}', f'--seed={args.seed}',
                            '--checkpoint_interval_s=1800'] + gin_flags + args.learner_flag)
   actors = []
   try:
     port = processes.wait_for_port(learner, logdir, poll_s=0.2)
     for i in range(args.num_actors):
       actors.append(processes.start_actor(
-          i, args.num_envs, port, gin_flags,
+          i, args.num_envs, port, gin_flags + [f'--seed={args.seed}'],
           log_path=os.path.join(logdir, 'logs', f'actor_{i}.log')))
     return learner.wait()
   finally:
@@ -95,6 +95,8 @@ def main(argv=None) -> int:
   parser.add_argument('--num_envs', type=int, default=1)
   parser.add_argument('--max_env_frames', type=int, default=100_000)
   parser.add_argument('--gin_bindings', action='append', default=[])
+  parser.add_argument('--seed', type=int, default=0,
+                      help="the learner's and the actors' --seed")
   parser.add_argument('--learner_flag', action='append', default=[],
                       help='extra learner flag, e.g. --learner_flag=--tf_intra_op_threads=2')
   parser.add_argument('--bucket_frames', type=int, default=10_000)

@@ -54,7 +54,9 @@ flags.DEFINE_float('max_abs_input', 1e9, 'Refuse a step whose rewards or float o
 flags.DEFINE_integer('max_nonfinite_steps', 100, 'Stop (without a checkpoint, so the last '
                      'one keeps good parameters) after this many train steps in a row whose '
                      'loss or gradients were NaN/Inf; each such step changes nothing.')
-flags.DEFINE_integer('seed', 0, 'Seed of the env probe and the agent.')
+flags.DEFINE_integer('seed', 0, 'Seed of the agent (binds <AgentConfig>.seed: network init, '
+                     'action sampling, exploration), its replay sampling and the env probe. '
+                     'Give actors the same --seed for a reproducible run.')
 flags.DEFINE_integer('num_seeds', 1, 'Independent agents trained together in this learner '
                      '(seeds --seed, --seed + 1, ...): one network with a seed axis, one '
                      'update for all, a replay each; env k feeds seed k mod num_seeds. SAC, '

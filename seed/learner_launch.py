@@ -60,6 +60,14 @@ class LearnerFlags:
   auth_token_file: Optional[str]
 
 
+def _seed_bindings(agent: str, seed: int) -> List[str]:
+  """--seed as a binding of the agent's config seed (network init, its sampling and
+  exploration streams); ValueError for a negative one."""
+  if not isinstance(seed, int) or seed < 0:
+    raise ValueError(f'--seed={seed}; expected an int >= 0')
+  return [f'{agents.CONFIG_CLASSES[agent]}.seed = {seed}']
+
+
 def _num_seeds_bindings(agent: str, num_seeds: int) -> List[str]:
   """--num_seeds as a binding of the agent's config; ValueError where it cannot be."""
   if not isinstance(num_seeds, int) or num_seeds < 1:
@@ -96,6 +104,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
       mixture_spec.parse_json(flags.replay_parameters)  # Its shares are checked once built.
     if flags.max_nonfinite_steps < 1:
       raise ValueError(f'--max_nonfinite_steps={flags.max_nonfinite_steps}; expected at least 1')
+    seed_bindings = _seed_bindings(flags.agent, flags.seed)
     num_seeds_bindings = _num_seeds_bindings(flags.agent, flags.num_seeds)
     if flags.init_counters not in INIT_COUNTERS:
       raise ValueError(f'--init_counters={flags.init_counters!r}; expected one of '
@@ -112,7 +121,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
   try:
     agents.agent_class(flags.agent)  # Registers the agent's configurables before parsing.
-    config.parse_gin(flags.gin_file, list(flags.gin_bindings) + num_seeds_bindings,
+    # --seed before the user's bindings: a binding of <Config>.seed wins over it.
+    config.parse_gin(flags.gin_file, seed_bindings + list(flags.gin_bindings) + num_seeds_bindings,
                      env_name=flags.env)
   except (ValueError, FileNotFoundError) as e:
     _log.error('%s', e)

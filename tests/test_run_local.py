@@ -62,10 +62,15 @@ def processes_using(logdir):
 
 def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
   logdir = str(tmp_path / 'run')
-  run = launch('toy', 'vtrace', '2', '2', logdir=logdir)
+  run = launch('toy', 'vtrace', '2', '2', '--seed=3', logdir=logdir)
   learner_log = os.path.join(logdir, 'logs', 'learner.log')
   wait_for_text(learner_log, 'frames/s')
   wait_for_text(os.path.join(logdir, 'logs', 'actor_1.log'), 'connected to learner')
+  # --seed reaches the agent's config and every actor's envs.
+  with open(os.path.join(logdir, 'operative_config.gin')) as f:
+    assert 'VTraceConfig.seed = 3' in f.read()
+  with open(os.path.join(logdir, 'logs', 'actor_1.log')) as f:
+    assert 'actor 1: 2 CartPole-v1 envs, seeds 1003..1004' in f.read()
   os.kill(run.pid, signal.SIGINT)  # what Ctrl-C sends to the script
   output = communicate(run, logdir, 120)
   assert run.returncode == 130, output  # ended by Ctrl-C, after a clean stop

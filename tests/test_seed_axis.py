@@ -135,3 +135,12 @@ def test_a_replay_per_seed_fed_by_env_and_sampled_seed_by_seed(tmp_path):
   assert restored.restore(path) and [len(r) for r in restored.replays] == [3, 2]
   ReplayInput.prune(str(tmp_path), [str(tmp_path / 'ckpt-2')])
   assert not list(tmp_path.iterdir())
+
+
+def test_seed_flag_binds_the_agents_config_seed():
+  # Before the user's bindings in launch(): a binding of <Config>.seed wins over --seed.
+  from seed import learner_launch  # pylint: disable=g-import-not-at-top
+  assert learner_launch._seed_bindings('vtrace', 7) == ['VTraceConfig.seed = 7']
+  assert learner_launch._seed_bindings('sr_sac', 0) == ['SACConfig.seed = 0']
+  with pytest.raises(ValueError, match=r'--seed=-1; expected an int >= 0'):
+    learner_launch._seed_bindings('vtrace', -1)

@@ -57,6 +57,9 @@ def launch(flags: ActorFlags) -> int:
   except (ValueError, FileNotFoundError) as e:
     _log.error('actor %d: %s', flags.actor_id, e)
     return BAD_SETTINGS
+  first_seed = flags.seed + 1000 * flags.actor_id
+  _log.info('actor %d: %d %s envs, seeds %d..%d', flags.actor_id, flags.num_envs,
+            env_config.name, first_seed, first_seed + flags.num_envs - 1)
   actor = Actor(envs, env_spec(envs[0]), env_config.name, flags.actor_id, flags.server_address,
                 num_splits=min(flags.num_splits, flags.num_envs), evaluation=flags.eval,
                 max_steps=flags.max_steps, credentials=credentials, auth_token=auth_token)

@@ -144,7 +144,9 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   except CheckpointReadError as e:
     _log.error('%s', e)
     return 1
-  except ValueError as e:  # An unknown env, a config value out of range: gin bindings.
+  except (ValueError, ImportError) as e:
+    # An unknown env, a config value out of range (gin bindings), or an env whose
+    # package is missing (its message says how to install it).
     _log.error('%s', e)
     return BAD_SETTINGS
   config.write_run_config(flags.logdir, flags_text)

@@ -54,7 +54,7 @@ def launch(flags: ActorFlags) -> int:
     config.parse_gin(flags.gin_file, flags.gin_bindings, skip_unknown=True, env_name=flags.env)
     env_config = EnvConfig()
     envs = make_envs(env_config.make, flags.num_envs, flags.actor_id, flags.seed)
-  except (ValueError, FileNotFoundError) as e:
+  except (ValueError, FileNotFoundError, ImportError) as e:  # ImportError: an env's package.
     _log.error('actor %d: %s', flags.actor_id, e)
     return BAD_SETTINGS
   first_seed = flags.seed + 1000 * flags.actor_id

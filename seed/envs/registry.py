@@ -2,7 +2,7 @@
 
 Names are plain (`Catch`, `CartPole-v1`) or in a family (`atari:Pong`,
 `gym:Acrobot-v1`, `gym:my_pkg.envs:MyEnv-v0`, `mujoco:HalfCheetah-v5`,
-`dmc:cheetah-run`, `dm_env:my_pkg.envs:make_maze`). Every factory
+`dmc:cheetah-run`, `dmlab:rooms_watermaze`, `dm_env:my_pkg.envs:make_maze`). Every factory
 takes `seed` plus the env's options as keywords and returns an env whose first
 unseeded `reset()` uses that seed (see `seed.envs.wrappers`). Learner and
 actors agree on the env through one gin-bound `EnvConfig`.
@@ -37,6 +37,8 @@ _FAMILIES = {'atari': 'atari:<Game>, e.g. atari:Pong (any game ale-py has)',
                     'than Box flattened to float32, state numbers one-hot)',
              'mujoco': 'mujoco:<gymnasium MuJoCo id>, e.g. mujoco:HalfCheetah-v5',
              'dmc': 'dmc:<domain>-<task>, e.g. dmc:cheetah-run (DM Control suite)',
+             'dmlab': 'dmlab:<DMLab-30 level>, e.g. dmlab:rooms_watermaze (needs '
+                      'deepmind_lab, built by the user)',
              'dm_env': 'dm_env:<module>:<factory>, e.g. dm_env:my_pkg.envs:make_maze '
                        '(factory(seed=..., **options) returns a dm_env.Environment)'}
 
@@ -132,6 +134,12 @@ def _resolve(name: str) -> Factory:
     if domain_task is None:
       raise UnknownEnvError(dmc.unknown_task_message(rest))
     return functools.partial(dmc.make_dmc, *domain_task)
+  if colon and prefix == 'dmlab':
+    # The level list is static: a name is checked without deepmind_lab installed.
+    from seed.envs import dmlab  # pylint: disable=g-import-not-at-top
+    if rest not in dmlab.LEVELS:
+      raise UnknownEnvError(dmlab.unknown_level_message(rest))
+    return functools.partial(dmlab.make_dmlab, rest)
   if colon and prefix == 'dm_env':
     # Imported here so that processes without dm_env envs never load dm_env.
     from seed.envs import dm_env_adapter  # pylint: disable=g-import-not-at-top

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import seed.envs
-from seed.envs import dmlab
 from seed.envs import registry
 from tests.processes import REPO, _env
 

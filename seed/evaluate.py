@@ -25,6 +25,7 @@ import argparse
 import logging
 import os
 import sys
+import types
 from typing import List, Optional
 
 import gin
@@ -175,6 +176,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f'seed.evaluate: {e}', file=sys.stderr)
     return BAD_SETTINGS
 
+
+class _CallableModule(types.ModuleType):
+  """`seed.evaluate(logdir, ...)` is the Python API's evaluate (seed.api.evaluate),
+  while this module stays what `python -m seed.evaluate` runs."""
+
+  def __call__(self, *args, **kwargs):
+    from seed import api  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+    return api.evaluate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 if __name__ == '__main__':
   sys.exit(main())

@@ -46,6 +46,18 @@ def wait_for_port(learner: subprocess.Popen, logdir: str, poll_s: float = 0.1) -
     return int(f.read())
 
 
+def learner_last_line(run_dir: str) -> str:
+  """The learner log's last error line (or last line): what it said when it stopped."""
+  path = os.path.join(run_dir, 'logs', 'learner.log')
+  try:
+    with open(path) as f:
+      lines = [line.strip() for line in f if line.strip()]
+  except OSError:
+    return f'no log at {path}'
+  errors = [line for line in lines if line.startswith('E')]
+  return (errors or lines or ['(empty log)'])[-1][:500]
+
+
 def start_actor(actor_id: int, num_envs: int, port: int, flags: List[str],
                 log_path: Optional[str] = None, append: bool = False) -> subprocess.Popen:
   """An actor process; its output goes to `log_path` (after what it holds, with

@@ -44,7 +44,7 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
       port = local_processes.wait_for_port(learner, run_dir, poll_s=0.2)
     except RuntimeError:
       return Outcome('failed', f'the learner exited with {learner.returncode} before serving: '
-                     f'{_last_line(run_dir)}')
+                     f'{local_processes.learner_last_line(run_dir)}')
     for actor_id in range(resolved.num_actors):
       actors.append(local_processes.start_actor(
           actor_id, resolved.num_envs, port, resolved.actor_args(),
@@ -57,7 +57,7 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
     return Outcome('failed', f'every actor exited ({_codes(actors)}) while the learner '
                    'still ran; see logs/actor_*.log')
   if code != 0:
-    return Outcome('failed', f'the learner exited with {code}: {_last_line(run_dir)}')
+    return Outcome('failed', f'the learner exited with {code}: {local_processes.learner_last_line(run_dir)}')
   record = run_status.read_finished(run_dir)
   if record is None or record['max_env_frames'] < resolved.max_env_frames:
     return Outcome('stopped', 'the learner stopped before max_env_frames')
@@ -98,15 +98,3 @@ def recent_return(run_dir: str, window_episodes: int = 20) -> Optional[float]:
 
 def _codes(processes: List[subprocess.Popen]) -> str:
   return ', '.join(f'exit {p.returncode}' for p in processes)
-
-
-def _last_line(run_dir: str) -> str:
-  """The learner log's last error line (or last line): what it said when it stopped."""
-  path = os.path.join(run_dir, 'logs', 'learner.log')
-  try:
-    with open(path) as f:
-      lines = [line.strip() for line in f if line.strip()]
-  except OSError:
-    return f'no log at {path}'
-  errors = [line for line in lines if line.startswith('E')]
-  return (errors or lines or ['(empty log)'])[-1][:500]

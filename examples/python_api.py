@@ -2,7 +2,7 @@
 
   python examples/python_api.py          (tests/test_api.py runs it as it is)
 
-Trains V-trace on Catch to 20,000 frames with a learner and 2 actor processes, shows
+Trains V-trace on Catch for 8,000 frames with a learner and 2 actor processes, shows
 the progress while it trains, then evaluates the final checkpoint.
 """
 # %% Start a run: learner + 2 actors x 4 envs, the processes ./run_local.sh starts.
@@ -12,7 +12,7 @@ import seed
 
 run = seed.train(env='toy', agent='vtrace', num_actors=2, num_envs=4,
                  gin_bindings=["EnvConfig.name='Catch'"], logdir='runs/catch_api',
-                 max_env_frames=20_000, seed=0)
+                 max_env_frames=8_000, seed=0)
 
 # %% Watch it train (run.stop() would checkpoint and stop it early).
 while run.running:

@@ -54,6 +54,12 @@ flags.DEFINE_float('max_abs_input', 1e9, 'Refuse a step whose rewards or float o
 flags.DEFINE_integer('max_nonfinite_steps', 100, 'Stop (without a checkpoint, so the last '
                      'one keeps good parameters) after this many train steps in a row whose '
                      'loss or gradients were NaN/Inf; each such step changes nothing.')
+flags.DEFINE_bool('lockstep', False, 'Act and train in lockstep (V-trace, PPO): the unroll '
+                  'that completes a batch waits until that batch is trained, so every '
+                  'step after it acts with the new parameters. With --seed, one actor '
+                  '(--num_splits=1) and the default queue, a run repeats exactly; slower.')
+flags.DEFINE_bool('log_train_steps', False, 'Write every train step\'s losses and '
+                  'statistics to train_steps.csv in the run directory.')
 flags.DEFINE_integer('seed', 0, 'Seed of the agent (binds <AgentConfig>.seed: network init, '
                      'action sampling, exploration), its replay sampling and the env probe. '
                      'Give actors the same --seed for a reproducible run.')

@@ -46,6 +46,8 @@ class LearnerFlags:
   stream_idle_timeout_s: float
   max_abs_input: float
   max_nonfinite_steps: int
+  lockstep: bool
+  log_train_steps: bool
   seed: int
   num_seeds: int
   tf_intra_op_threads: int
@@ -140,7 +142,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         credentials=credentials, seed=flags.seed, train=flags.train,
         checkpoint_replay=flags.checkpoint_replay, replay_parameters=flags.replay_parameters,
         init_checkpoint=flags.init_checkpoint, init_counters=flags.init_counters,
-        max_nonfinite_steps=flags.max_nonfinite_steps))
+        max_nonfinite_steps=flags.max_nonfinite_steps, lockstep=flags.lockstep,
+        log_train_steps=flags.log_train_steps))
   except CheckpointReadError as e:
     _log.error('%s', e)
     return 1

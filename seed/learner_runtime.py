@@ -24,6 +24,7 @@ from seed.inference.step_processor import StepProcessor
 from seed.metrics import Metrics, TuningReport
 from seed.replay import mixture_spec
 from seed.replay.fresh_then_replay import FreshThenReplay
+from seed.replay.lockstep import LockstepInput
 from seed.replay.mixture import ReplayMixture
 from seed.replay.prefetch import PrefetchingInput
 from seed.replay.replay_input import ReplayInput
@@ -59,6 +60,8 @@ class LearnerOptions:
   init_checkpoint: Optional[str] = None  # a run without a checkpoint starts from this one
   init_counters: str = 'restart'    # or 'continue' the init checkpoint's counters
   max_nonfinite_steps: int = 100    # stop after this many NaN/Inf train steps in a row
+  lockstep: bool = False            # acting waits for each batch's train step (reproducible)
+  log_train_steps: bool = False     # every train step's logs to train_steps.csv
 
 
 class Learner:
@@ -75,9 +78,13 @@ class Learner:
     self.agent = agents.agent_class(options.agent)(env_spec=self.env_spec)
     self.counters = Counters()
     self.metrics = Metrics(options.logdir, self.counters, options.return_window,
-                           summary_dir=options.summary_dir, num_seeds=self.agent.num_seeds)
+                           summary_dir=options.summary_dir, num_seeds=self.agent.num_seeds,
+                           log_train_steps=options.log_train_steps)
     self.tuning_report = (TuningReport(options.hypertune_metric) if options.hypertune_metric
                           else None)
+    if options.lockstep and self.agent.input_kind != 'fifo':
+      raise ValueError(f'--lockstep is for the agents that train from a queue (vtrace, ppo); '
+                       f'{options.agent} samples a replay at its own ratio')
     if self.agent.input_kind == 'replay':
       if options.replay_parameters:
         raise ValueError(
@@ -91,6 +98,9 @@ class Learner:
                                   self.agent.num_seeds)
     elif self.agent.input_kind == 'fifo':
       self.agent_input = _replay_mixture(self.agent, options, self.stop_event)
+      if options.lockstep:
+        self.agent_input = LockstepInput(self.agent_input, self.agent.batch_unrolls,
+                                         self.stop_event)
     elif self.agent.input_kind == 'fresh_then_replay':
       if options.replay_parameters:
         raise ValueError(
@@ -263,6 +273,10 @@ def _replay_mixture(agent, options: LearnerOptions, stop_event: threading.Event)
   config = mixture_spec.ReplayMixtureConfig()
   specs = (mixture_spec.parse_json(options.replay_parameters) if options.replay_parameters
            else mixture_spec.parse_specs(config.replays))
+  if options.lockstep and [spec.kind for spec in specs] != ['queue']:
+    # Each batch must be the next batch_unrolls unrolls, which only a lone queue gives.
+    raise ValueError(f'--lockstep needs the queue alone as the replay mixture, got '
+                     f'{", ".join(spec.kind for spec in specs)}')
   mixture = ReplayMixture(
       specs, agent.batch_unrolls, stop_event, seed=options.seed,
       samples_per_insert=config.samples_per_insert, min_fill_unrolls=config.min_fill_unrolls,

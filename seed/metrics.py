@@ -42,9 +42,12 @@ class Metrics:
   """Collects from the inference and trainer threads; `tick()` writes them out."""
 
   def __init__(self, logdir: str, counters: Counters, return_window: int = 20,
-               summary_dir: Optional[str] = None, num_seeds: int = 1):
+               summary_dir: Optional[str] = None, num_seeds: int = 1,
+               log_train_steps: bool = False):
     """With `num_seeds` > 1 (an agent training several seeds), episodes.csv has a `seed`
-    column and TensorBoard each seed's returns under seed_<k>/ too."""
+    column and TensorBoard each seed's returns under seed_<k>/ too. With
+    `log_train_steps`, train_steps.csv gets a line per train step: the learner step and
+    the train step's logs (losses, statistics), in full float precision."""
     os.makedirs(logdir, exist_ok=True)
     self._num_seeds = num_seeds
     self._counters = counters
@@ -61,6 +64,8 @@ class Metrics:
         ('wall_time_s', 'env_frames', 'learner_steps', 'episodes', 'env_frames_per_s',
          'mean_inference_batch', 'queue_fill', 'actor_streams', 'connected_envs', 'rss_mb',
          'threads', 'open_fds'))
+    self._train_steps_path = os.path.join(logdir, 'train_steps.csv') if log_train_steps else None
+    self._train_steps_csv: Optional[run_files.AppendOnlyCsv] = None  # columns: the first logs
     self._lock = threading.Lock()
     self._recent_returns = collections.deque(maxlen=return_window)
     self._new_episodes = []
@@ -104,6 +109,14 @@ class Metrics:
       for name, value in logs.items():
         self._train_sums[name] += float(value)
       self._train_count += 1
+      if self._train_steps_path:
+        if self._train_steps_csv is None:
+          self._train_steps_csv = run_files.AppendOnlyCsv(
+              self._train_steps_path, ('learner_steps',) + tuple(sorted(logs)))
+        columns = self._train_steps_csv.columns[1:]
+        self._train_steps_csv.write_line(','.join(
+            [str(self._counters.snapshot()['learner_steps'])] +
+            [repr(float(logs.get(name, float('nan')))) for name in columns]))
 
   def mean_recent_return(self) -> Optional[float]:
     """Mean return of the last `return_window` episodes, once that many have ended."""

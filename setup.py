@@ -59,5 +59,6 @@ setuptools.setup(
         'seed-learner=seed.learner.main:run',
         'seed-actor=seed.actors.main:run',
         'seed-job=seed.cluster.job:run',
+        'seed=seed.cli:run',
     ]},
 )

@@ -1,0 +1,190 @@
+"""`seed plot`: learning curves from TensorBoard event files, as a PNG.
+
+  seed plot runs/catch_a runs/catch_b --out catch.png
+  seed plot runs/dmc15/cheetah-run__seed=0 --baseline runs/sac_cheetah --out cheetah.png
+  seed plot runs/grid --compare --out grid.png      (python -m seed plot ... likewise)
+
+Each RUN is a run directory (its events files), or a directory of run directories, each
+a seed of the same experiment (the experiment runner's `<name>__seed=<k>`). A learner
+that trained several seeds (--num_seeds) logged each under `seed_<k>/`: those are its
+seeds. The curve of a seed is the running mean of its episode returns (--window
+episodes) against env frames and against wall time; over several seeds, the mean and
+the band between the lowest and highest seed. --baseline draws another RUN dashed
+behind the rest; --compare gives each RUN a panel of its own, side by side, instead of
+one panel for all.
+"""
+import argparse
+import glob
+import os
+import sys
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+METRIC = 'episode/return'
+EVENTS_GLOB = 'events.out.tfevents.*'
+
+
+class NoCurves(ValueError):
+  """A path with no event files, or event files without the metric."""
+
+
+class Seed:
+  """One seed's episodes: env frames, wall time since its first episode (s), return."""
+
+  def __init__(self, frames: np.ndarray, wall_s: np.ndarray, returns: np.ndarray):
+    order = np.argsort(frames, kind='stable')
+    self.frames, self.wall_s, self.returns = frames[order], wall_s[order], returns[order]
+
+
+def running_mean(values: np.ndarray, window: int) -> np.ndarray:
+  """Mean of each value and up to window - 1 before it."""
+  sums = np.cumsum(np.insert(np.asarray(values, np.float64), 0, 0.0))
+  counts = np.minimum(np.arange(1, len(values) + 1), window)
+  return (sums[1:] - sums[np.arange(1, len(values) + 1) - counts]) / counts
+
+
+def _read_events(run_dir: str, metric: str) -> Dict[str, List[Tuple[int, float, float]]]:
+  """{'': [(step, wall_time, value)], 'seed_0/': [...], ...} of `metric` in run_dir's
+  events files (TensorBoard's own reader)."""
+  from tensorboard.backend.event_processing import event_accumulator  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  from tensorboard.util import tensor_util  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  found: Dict[str, List[Tuple[int, float, float]]] = {}
+  for path in sorted(glob.glob(os.path.join(run_dir, EVENTS_GLOB))):
+    events = event_accumulator.EventAccumulator(
+        path, size_guidance={event_accumulator.TENSORS: 0, event_accumulator.SCALARS: 0})
+    events.Reload()
+    tags = events.Tags()
+    for tag in tags.get('tensors', []):
+      if tag == metric or (tag.startswith('seed_') and tag.endswith('/' + metric)):
+        prefix = tag[:-len(metric)]
+        found.setdefault(prefix, []).extend(
+            (e.step, e.wall_time, float(tensor_util.make_ndarray(e.tensor_proto)))
+            for e in events.Tensors(tag))
+    for tag in tags.get('scalars', []):  # Event files from other writers.
+      if tag == metric:
+        found.setdefault('', []).extend((e.step, e.wall_time, e.value) for e in events.Scalars(tag))
+  return found
+
+
+def _seed(points: List[Tuple[int, float, float]]) -> Seed:
+  array = np.array(points, np.float64)
+  return Seed(array[:, 0], array[:, 1] - array[:, 1].min(), array[:, 2])
+
+
+def load_run(path: str, metric: str = METRIC) -> List[Seed]:
+  """The seeds of RUN (see the module docstring); NoCurves naming the path otherwise."""
+  if not os.path.isdir(path):
+    raise NoCurves(f'{path}: not a directory')
+  if glob.glob(os.path.join(path, EVENTS_GLOB)):
+    found = _read_events(path, metric)
+    per_seed = {prefix: points for prefix, points in found.items() if prefix}
+    chosen = per_seed or ({'': found['']} if found.get('') else {})
+    if not chosen:
+      raise NoCurves(f'{path}: its event files have no {metric!r}')
+    return [_seed(points) for _, points in sorted(chosen.items())]
+  runs = sorted(d for d in glob.glob(os.path.join(path, '*'))
+                if glob.glob(os.path.join(d, EVENTS_GLOB)))
+  if not runs:
+    raise NoCurves(f'{path}: no TensorBoard event files ({EVENTS_GLOB}) in it or in the '
+                   'directories under it; give a run directory (its --logdir)')
+  seeds = []
+  for run in runs:
+    seeds.extend(load_run(run, metric))
+  return seeds
+
+
+def band(seeds: Sequence[Seed], axis: str, window: int, points: int = 200):
+  """(x, mean, low, high) over the seeds on a common grid of `axis` ('frames' or
+  'wall_s'), up to where every seed has data; one seed gives its own points."""
+  curves = [(getattr(s, axis), running_mean(s.returns, window)) for s in seeds]
+  if len(curves) == 1:
+    x, y = curves[0]
+    return x, y, y, y
+  end = min(x[-1] for x, _ in curves)
+  start = max(x[0] for x, _ in curves)
+  grid = np.linspace(start, end, points) if end > start else np.array([end])
+  values = np.array([np.interp(grid, x, y) for x, y in curves])
+  return grid, values.mean(axis=0), values.min(axis=0), values.max(axis=0)
+
+
+def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
+         baseline: Optional[Tuple[str, List[Seed]]] = None, compare: bool = False) -> None:
+  import matplotlib  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  matplotlib.use('Agg')  # Files only: no display.
+  from matplotlib import pyplot  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+  columns = len(runs) if compare else 1
+  longest_s = max(float(seed.wall_s[-1]) for seeds in runs.values() for seed in seeds)
+  wall_scale, wall_unit = ((3600.0, 'h') if longest_s >= 7200 else
+                           (60.0, 'min') if longest_s >= 120 else (1.0, 's'))
+  figure, axes = pyplot.subplots(2, columns, figsize=(5 * columns + 2, 7), squeeze=False,
+                                 sharey='row')
+  colors = pyplot.rcParams['axes.prop_cycle'].by_key()['color']
+  for index, (label, seeds) in enumerate(runs.items()):
+    column = index if compare else 0
+    for row, (axis, scale, unit) in enumerate((('frames', 1e6, 'env frames (M)'),
+                                               ('wall_s', wall_scale, f'wall time ({wall_unit})'))):
+      ax = axes[row][column]
+      if baseline is not None:
+        x, mean, _, _ = band(baseline[1], axis, window)
+        ax.plot(x / scale, mean, '--', color='black', linewidth=1,
+                label=f'baseline: {baseline[0]}')
+      x, mean, low, high = band(seeds, axis, window)
+      color = colors[index % len(colors)]
+      seeds_text = f' ({len(seeds)} seeds)' if len(seeds) > 1 else ''
+      ax.plot(x / scale, mean, color=color, label=label + seeds_text)
+      if len(seeds) > 1:
+        ax.fill_between(x / scale, low, high, color=color, alpha=0.2)
+      ax.set_xlabel(unit)
+      ax.set_ylabel(f'return (mean of {window} episodes)')
+      ax.grid(alpha=0.3)
+      ax.legend(fontsize=8)
+  figure.suptitle(title or ', '.join(runs))
+  figure.tight_layout()
+  figure.savefig(out, dpi=100)
+  pyplot.close(figure)
+
+
+def _label(path: str) -> str:
+  return os.path.basename(os.path.normpath(path))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  parser = argparse.ArgumentParser(prog='seed plot', description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument('runs', nargs='+', metavar='RUN')
+  parser.add_argument('--out', required=True, help='PNG path')
+  parser.add_argument('--baseline', metavar='RUN', help='a run drawn dashed behind the rest')
+  parser.add_argument('--compare', action='store_true', help='a panel per RUN, side by side')
+  parser.add_argument('--window', type=int, default=20, help='episodes in the running mean')
+  parser.add_argument('--metric', default=METRIC,
+                      help=f'the TensorBoard tag (default {METRIC}; eval/episode_return for '
+                      'the evaluation actors)')
+  parser.add_argument('--title', default='')
+  parser.add_argument('--label', action='append', default=[],
+                      help='a name for each RUN, in order (default: its directory name)')
+  parser.add_argument('--baseline_label', help="the baseline's name")
+  args = parser.parse_args(argv)
+  try:
+    if args.window < 1:
+      raise ValueError(f'--window={args.window}; expected at least 1')
+    if len(args.label) > len(args.runs):
+      raise ValueError(f'{len(args.label)} --label for {len(args.runs)} runs')
+    runs = {}
+    for i, path in enumerate(args.runs):
+      label = args.label[i] if i < len(args.label) else _label(path)
+      if label in runs:  # Two runs of one name: told apart by their place.
+        label = f'{label} ({len(runs) + 1})'
+      runs[label] = load_run(path, args.metric)
+    baseline = ((args.baseline_label or _label(args.baseline), load_run(args.baseline, args.metric))
+                if args.baseline else None)
+    plot(runs, args.out, args.window, args.title, baseline, args.compare)
+  except ValueError as e:
+    print(f'seed plot: {e}', file=sys.stderr)
+    return 2
+  print(f'seed plot: wrote {args.out}')
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

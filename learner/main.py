@@ -58,6 +58,14 @@ flags.DEFINE_bool('lockstep', False, 'Act and train in lockstep (V-trace, PPO): 
                   'that completes a batch waits until that batch is trained, so every '
                   'step after it acts with the new parameters. With --seed, one actor '
                   '(--num_splits=1) and the default queue, a run repeats exactly; slower.')
+flags.DEFINE_float('eval_interval_s', 0.0, 'Evaluate a checkpoint this often while training '
+                   '(0: never): after a checkpoint, python -m seed.evaluate plays '
+                   '--eval_episodes greedy episodes in a child process and logs them to '
+                   'TensorBoard (RUN/evaluation/tb); evaluations follow checkpoints, so '
+                   'set --checkpoint_interval_s no longer than this.')
+flags.DEFINE_integer('eval_episodes', 5, 'Episodes each periodic evaluation plays.')
+flags.DEFINE_bool('eval_video', False, 'Periodic evaluations also record the first '
+                  'episode: RUN/evaluation/ckpt-N.mp4 and a GIF in TensorBoard.')
 flags.DEFINE_bool('log_train_steps', False, 'Write every train step\'s losses and '
                   'statistics to train_steps.csv in the run directory.')
 flags.DEFINE_integer('seed', 0, 'Seed of the agent (binds <AgentConfig>.seed: network init, '

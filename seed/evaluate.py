@@ -12,8 +12,7 @@ the recurrent state carried across steps and reset at each episode's end.
 
 --policy=greedy acts as the agent's evaluation actors do (ActingParams.evaluation:
 R2D2 epsilon-greedy with its eval_epsilon, PPO the mean or most probable action, SAC
-tanh of the mean, DDPG no noise; V-trace samples from its policy, as its --eval actors
-do). --policy=sample acts as training envs do (R2D2: the epsilon ladder's rungs of
+tanh of the mean, DDPG no noise, V-trace its most probable action). --policy=sample acts as training envs do (R2D2: the epsilon ladder's rungs of
 envs 0..num_envs-1). Env i is seeded with --seed + i.
 
 Prints a table of returns and lengths (mean, std, min, max) and writes it to
@@ -52,6 +51,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   parser.add_argument('--video', help='write env 0\'s first --video_episodes episodes to '
                       'this MP4 file (needs the video extra)')
   parser.add_argument('--video_episodes', type=int, default=1)
+  parser.add_argument('--tensorboard', action='store_true',
+                      help='also log the returns (and the video, as a GIF) to TensorBoard, '
+                      "in RUN/evaluation/tb at the checkpoint's env frames")
   parser.add_argument('--agent', help='default: the run\'s (flags.txt)')
   parser.add_argument('--env', help='binds EnvConfig.name over the gin config')
   parser.add_argument('--gin_file', action='append', default=[],
@@ -116,9 +118,12 @@ def evaluate(args: argparse.Namespace) -> int:
       about={'checkpoint': prefix, 'agent': args.agent, 'env': env_config.name,
              'policy': args.policy, 'seed': args.seed, 'num_envs': num_envs,
              'counters': counters})
+  written = recorder.close() if recorder is not None else None
   if recorder is not None:
-    written = recorder.close()
     paths.append(f'{written} ({recorder.frames} frames)' if written else 'no video frames')
+  if args.tensorboard:
+    from seed.evaluation import tensorboard  # pylint: disable=g-import-not-at-top
+    paths.append(tensorboard.write(args.logdir, counters['env_frames'], stats, written))
   print('written: ' + ', '.join(paths))
   return 0
 

@@ -48,6 +48,9 @@ class LearnerFlags:
   max_nonfinite_steps: int
   lockstep: bool
   log_train_steps: bool
+  eval_interval_s: float
+  eval_episodes: int
+  eval_video: bool
   seed: int
   num_seeds: int
   tf_intra_op_threads: int
@@ -104,6 +107,15 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
     limits.check(flags.inference_batch_size)
     if flags.replay_parameters:
       mixture_spec.parse_json(flags.replay_parameters)  # Its shares are checked once built.
+    if flags.eval_interval_s < 0 or flags.eval_episodes < 1:
+      raise ValueError(f'--eval_interval_s={flags.eval_interval_s}, --eval_episodes='
+                       f'{flags.eval_episodes}; expected >= 0 (0: no evaluation) and >= 1')
+    if flags.eval_video and flags.eval_interval_s > 0:
+      from seed.evaluation import video  # pylint: disable=g-import-not-at-top
+      try:
+        video.check_available()
+      except video.VideoUnavailable as e:
+        raise ValueError(f'--eval_video: {e}') from e
     if flags.max_nonfinite_steps < 1:
       raise ValueError(f'--max_nonfinite_steps={flags.max_nonfinite_steps}; expected at least 1')
     seed_bindings = _seed_bindings(flags.agent, flags.seed)
@@ -143,7 +155,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         checkpoint_replay=flags.checkpoint_replay, replay_parameters=flags.replay_parameters,
         init_checkpoint=flags.init_checkpoint, init_counters=flags.init_counters,
         max_nonfinite_steps=flags.max_nonfinite_steps, lockstep=flags.lockstep,
-        log_train_steps=flags.log_train_steps))
+        log_train_steps=flags.log_train_steps, eval_interval_s=flags.eval_interval_s,
+        eval_episodes=flags.eval_episodes, eval_video=flags.eval_video))
   except CheckpointReadError as e:
     _log.error('%s', e)
     return 1

@@ -16,6 +16,7 @@ from seed import security
 from seed.checkpoint import Checkpointer, checkpoint_dir
 from seed.counters import Counters
 from seed.envs import EnvConfig, env_spec
+from seed.evaluation.periodic import PeriodicEvaluation
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
 from seed.inference.health import Health, start_health_server
@@ -62,6 +63,9 @@ class LearnerOptions:
   max_nonfinite_steps: int = 100    # stop after this many NaN/Inf train steps in a row
   lockstep: bool = False            # acting waits for each batch's train step (reproducible)
   log_train_steps: bool = False     # every train step's logs to train_steps.csv
+  eval_interval_s: float = 0.0      # evaluate a checkpoint this often (0: never)
+  eval_episodes: int = 5
+  eval_video: bool = False
 
 
 class Learner:
@@ -137,10 +141,15 @@ class Learner:
     if self.resumed or options.init_checkpoint:
       self.agent.on_restored()
       self.metrics.restart_rates()
+    self.evaluation = (PeriodicEvaluation(options.logdir, options.eval_interval_s,
+                                          options.eval_episodes, options.eval_video)
+                       if options.eval_interval_s > 0 else None)
     self.trainer = Trainer(self.agent, self.agent_input, self.counters,
                            self.metrics.on_train, self.checkpointer,
                            options.checkpoint_interval_s, self.stop_event,
-                           max_nonfinite_steps=options.max_nonfinite_steps)
+                           max_nonfinite_steps=options.max_nonfinite_steps,
+                           on_checkpoint=self.evaluation.on_checkpoint if self.evaluation
+                           else None)
     self.port: Optional[int] = None
     self._service: Optional[InferenceService] = None
 
@@ -161,6 +170,8 @@ class Learner:
         signal.signal(signum, lambda *_: _log.warning('already stopping: finishing the '
                                                       'checkpoint'))
       self._stop_training_and_checkpoint()
+      if self.evaluation is not None:
+        self.evaluation.close()
       self._tick()
       self._report_for_tuning()
       self.metrics.close()

@@ -2,7 +2,7 @@
 import logging
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 from seed.checkpoint import CheckpointWriteError
 
@@ -30,7 +30,9 @@ class Trainer(threading.Thread):
 
   def __init__(self, agent, agent_input, counters, on_train, checkpointer,
                checkpoint_interval_s: float, stop_event: threading.Event,
-               max_nonfinite_steps: int = 100):
+               max_nonfinite_steps: int = 100,
+               on_checkpoint: Optional[Callable[[str], object]] = None):
+    """on_checkpoint(prefix) follows each periodic checkpoint written (not the final one)."""
     super().__init__(name='trainer', daemon=True)
     self._agent = agent
     self._input = agent_input
@@ -40,6 +42,7 @@ class Trainer(threading.Thread):
     self._checkpoint_interval_s = checkpoint_interval_s
     self._stop_event = stop_event
     self._max_nonfinite_steps = max_nonfinite_steps
+    self._on_checkpoint = on_checkpoint
     self.error: Optional[BaseException] = None
     self.nonfinite_steps = 0      # all of this run
     self.checkpoint_failures = 0  # all of this run
@@ -65,7 +68,8 @@ class Trainer(threading.Thread):
                             **{'train/nonfinite_steps': float(self.nonfinite_steps),
                                'checkpoint/failures': float(self.checkpoint_failures)}))
         if time.monotonic() - last_save >= self._checkpoint_interval_s:
-          self.save_checkpoint()
+          if self.save_checkpoint() and self._on_checkpoint is not None:
+            self._on_checkpoint(self._checkpointer.latest)
           last_save = time.monotonic()
     except BaseException as e:  # Surface it: the learner must not train silently dead.
       if isinstance(e, NonFiniteTraining):

@@ -1,0 +1,65 @@
+"""--eval_interval_s: checkpoints evaluated while training goes on, into TensorBoard with
+a GIF of the first episode; and the pieces by themselves."""
+import glob
+import os
+
+import numpy as np
+import pytest
+
+from seed.evaluation import periodic
+from tests.processes import Run
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def test_bad_settings_are_refused():
+  with pytest.raises(ValueError, match=r'--eval_interval_s=0 and --eval_episodes=5; '
+                     r'expected > 0 and >= 1'):
+    periodic.PeriodicEvaluation('unused', 0, 5, video=False)
+
+
+def test_a_due_evaluation_starts_once_and_waits_for_the_last(tmp_path, monkeypatch):
+  started = []
+
+  class FakeChild:
+    def poll(self):
+      return None  # still running
+
+  def fake_popen(command, **kwargs):
+    del kwargs
+    started.append(command)
+    return FakeChild()
+  monkeypatch.setattr(periodic.subprocess, 'Popen', fake_popen)
+  evaluation = periodic.PeriodicEvaluation(str(tmp_path), 3600, 2, video=True)
+  assert evaluation.on_checkpoint(str(tmp_path / 'ckpt' / 'ckpt-1'))
+  assert not evaluation.on_checkpoint(str(tmp_path / 'ckpt' / 'ckpt-2'))  # one runs
+  [command] = started
+  assert '--checkpoint=' + str(tmp_path / 'ckpt' / 'ckpt-1') in command
+  assert '--episodes=2' in command and '--tensorboard' in command
+  assert f'--video={tmp_path}/evaluation/ckpt-1.mp4' in command
+
+
+def test_training_with_periodic_evaluation_logs_returns_and_a_gif(tmp_path):
+  tf = pytest.importorskip('tensorflow')
+  from tensorboard.backend.event_processing import event_accumulator  # pylint: disable=g-import-not-at-top
+  with Run(tmp_path / 'run', 'gin/toy/vtrace.gin',
+           learner_flags=['--checkpoint_interval_s=3', '--eval_interval_s=1',
+                          '--eval_episodes=2', '--eval_video',
+                          '--max_env_frames=10000']) as run:
+    run.start_learner()
+    run.start_actors(1, 4)
+    assert run.wait_learner(timeout_s=400) == 0, run.learner_log()
+  evaluations = glob.glob(os.path.join(run.logdir, 'evaluation', 'ckpt-*_greedy_seed0.json'))
+  assert evaluations, open(os.path.join(run.logdir, 'logs', 'evaluation.log')).read()[-3000:]
+  assert glob.glob(os.path.join(run.logdir, 'evaluation', 'ckpt-*.mp4'))
+  [events] = glob.glob(os.path.join(run.logdir, 'evaluation', 'tb', 'events.out.tfevents.*'))
+  accumulator = event_accumulator.EventAccumulator(
+      events, size_guidance={event_accumulator.TENSORS: 0})
+  accumulator.Reload()
+  tags = accumulator.Tags()['tensors']
+  assert 'evaluation/return_mean' in tags and 'evaluation/video' in tags
+  [video] = accumulator.Tensors('evaluation/video')[:1]
+  width, height, gif = tf.make_ndarray(video.tensor_proto)
+  assert gif[:6] == b'GIF89a' and int(width) <= 240 and int(height) > 0
+  mean = accumulator.Tensors('evaluation/return_mean')[0]
+  assert np.isfinite(float(tf.make_ndarray(mean.tensor_proto)))

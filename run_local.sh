@@ -7,6 +7,7 @@
 #   ./run_local.sh atari vtrace 2 4 --gin_bindings="EnvConfig.name='atari:Breakout'"
 #   ./run_local.sh mujoco sac 2 1        # HalfCheetah-v5; also ppo (e.g. 4 8) and ddpg
 #   ./run_local.sh dmc sac 1 1           # DM Control cheetah-run
+#   ./run_local.sh football vtrace 2 4   # academy_empty_goal_close; actors in .venv-football
 #
 # The config is gin/ENV/AGENT.gin. Extra flags go to the learner; --gin_file and
 # --gin_bindings go to the actors too. The run directory is runs/ENV_AGENT
@@ -54,6 +55,15 @@ done
 
 source scripts/venv.sh
 ensure_venv
+# Football actors run in a venv of their own (gfootball needs the old gym API), built
+# by scripts/install_football.sh on first use; the learner stays in this one.
+ACTOR_PYTHON=python
+if [ "$ENV_NAME" = football ]; then
+  ACTOR_PYTHON="${SEED_FOOTBALL_VENV:-$(pwd)/.venv-football}/bin/python"
+  if ! "$ACTOR_PYTHON" -c "import gfootball.env" 2>/dev/null; then
+    scripts/install_football.sh
+  fi
+fi
 export TF_CPP_MIN_LOG_LEVEL="${TF_CPP_MIN_LOG_LEVEL:-2}"
 
 mkdir -p "$LOGDIR/logs"
@@ -100,12 +110,12 @@ until [ -f "$LOGDIR/port" ]; do
   sleep 0.5
 done
 for ((i = 0; i < NUM_ACTORS; i++)); do
-  python -m seed.actors.main --actor_id="$i" --num_envs="$ENVS_PER_ACTOR" --gin_file="$GIN" \
+  "$ACTOR_PYTHON" -m seed.actors.main --actor_id="$i" --num_envs="$ENVS_PER_ACTOR" --gin_file="$GIN" \
     --server_address="localhost:$PORT" "${ACTOR_FLAGS[@]}" > "$LOGDIR/logs/actor_$i.log" 2>&1 &
   PIDS+=($!)
 done
 for ((i = NUM_ACTORS; i < NUM_ACTORS + ${SEED_EVAL_ACTORS:-0}; i++)); do
-  python -m seed.actors.main --actor_id="$i" --num_envs=1 --eval --gin_file="$GIN" \
+  "$ACTOR_PYTHON" -m seed.actors.main --actor_id="$i" --num_envs=1 --eval --gin_file="$GIN" \
     --server_address="localhost:$PORT" "${ACTOR_FLAGS[@]}" > "$LOGDIR/logs/actor_$i.log" 2>&1 &
   PIDS+=($!)
 done

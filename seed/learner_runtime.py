@@ -15,7 +15,7 @@ from seed import agents
 from seed import security
 from seed.checkpoint import Checkpointer, checkpoint_dir
 from seed.counters import Counters
-from seed.envs import EnvConfig, env_spec
+from seed.envs import EnvConfig
 from seed.evaluation.periodic import PeriodicEvaluation
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
@@ -75,10 +75,8 @@ class Learner:
     self.options = options
     self.stop_event = threading.Event()
     env_config = EnvConfig()
-    probe = env_config.make(options.seed)
     self.env_name = env_config.name
-    self.env_spec = env_spec(probe)
-    probe.close()
+    self.env_spec = env_config.spec()  # Football and DMLab: from the name, not an env
     self.agent = agents.agent_class(options.agent)(env_spec=self.env_spec)
     self.counters = Counters()
     self.metrics = Metrics(options.logdir, self.counters, options.return_window,

@@ -14,7 +14,8 @@
     env's seed, so a seeded env replays its episodes' layouts.
 
 `deepmind_lab` is not on the package index: it is imported only when a level is built,
-and its absence is an ImportError saying how to get it (`INSTALL_HINT`).
+and its absence is an ImportError saying how to get it (`INSTALL_HINT`). The learner
+never builds one: `known_spec` gives it the spec from the name and options alone.
 """
 import difflib
 from typing import Any, Optional
@@ -23,14 +24,15 @@ import gymnasium
 from gymnasium import spaces
 import numpy as np
 
+from seed.envs import spec as spec_lib
 from seed.envs import wrappers
 
 INSTALL_HINT = (
     'deepmind_lab is not on the package index: build its Python package from '
     'https://github.com/google-deepmind/lab (docs/users/build.md: `bazel build -c opt '
     '//python/pip_package:build_pip_package`, then run the built script and pip install '
-    'the wheel it writes) into the venv or image of the actors and of the learner (which '
-    'builds one env to read its spaces)')
+    'the wheel it writes) into the venv or image of the actors (the learner does not '
+    'need it)')
 
 LEVELS = (
     'rooms_collect_good_objects_train', 'rooms_exploit_deferred_effects_train',
@@ -87,6 +89,16 @@ def level_path(level: str, test: bool) -> str:
   if test and level.endswith('_train'):
     level = level[:-len('_train')] + '_test'
   return f'contributed/dmlab30/{level}'
+
+
+def known_spec(level: str, action_repeat: int = 4, test: bool = False,
+               renderer: str = 'software') -> spec_lib.EnvSpec:
+  """The spec of `dmlab:<level>` with these options, without deepmind_lab."""
+  del test, renderer
+  if level not in LEVELS:
+    raise ValueError(unknown_level_message(level))
+  return spec_lib.EnvSpec((3, HEIGHT, WIDTH), 'uint8', num_actions=len(ACTION_SET),
+                          frames_per_step=action_repeat)
 
 
 class DmLabEnv(gymnasium.Env):

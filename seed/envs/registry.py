@@ -2,7 +2,7 @@
 
 Names are plain (`Catch`, `CartPole-v1`) or in a family (`atari:Pong`,
 `gym:Acrobot-v1`, `gym:my_pkg.envs:MyEnv-v0`, `mujoco:HalfCheetah-v5`,
-`dmc:cheetah-run`, `dmlab:rooms_watermaze`, `dm_env:my_pkg.envs:make_maze`). Every factory
+`dmc:cheetah-run`, `dmlab:rooms_watermaze`, `football:academy_empty_goal_close`, `dm_env:my_pkg.envs:make_maze`). Every factory
 takes `seed` plus the env's options as keywords and returns an env whose first
 unseeded `reset()` uses that seed (see `seed.envs.wrappers`). Learner and
 actors agree on the env through one gin-bound `EnvConfig`.
@@ -14,7 +14,7 @@ import difflib
 import functools
 import importlib
 import inspect
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Optional
 
 import gin
 import gymnasium
@@ -37,6 +37,8 @@ _FAMILIES = {'atari': 'atari:<Game>, e.g. atari:Pong (any game ale-py has)',
                     'than Box flattened to float32, state numbers one-hot)',
              'mujoco': 'mujoco:<gymnasium MuJoCo id>, e.g. mujoco:HalfCheetah-v5',
              'dmc': 'dmc:<domain>-<task>, e.g. dmc:cheetah-run (DM Control suite)',
+             'football': 'football:<scenario>, e.g. football:academy_empty_goal_close '
+                         '(Google Research Football; scripts/install_football.sh)',
              'dmlab': 'dmlab:<DMLab-30 level>, e.g. dmlab:rooms_watermaze (needs '
                       'deepmind_lab, built by the user)',
              'dm_env': 'dm_env:<module>:<factory>, e.g. dm_env:my_pkg.envs:make_maze '
@@ -134,6 +136,12 @@ def _resolve(name: str) -> Factory:
     if domain_task is None:
       raise UnknownEnvError(dmc.unknown_task_message(rest))
     return functools.partial(dmc.make_dmc, *domain_task)
+  if colon and prefix == 'football':
+    # The scenario list is static: a name is checked without gfootball installed.
+    from seed.envs import football  # pylint: disable=g-import-not-at-top
+    if rest not in football.SCENARIOS:
+      raise UnknownEnvError(football.unknown_scenario_message(rest))
+    return functools.partial(football.make_football, rest)
   if colon and prefix == 'dmlab':
     # The level list is static: a name is checked without deepmind_lab installed.
     from seed.envs import dmlab  # pylint: disable=g-import-not-at-top
@@ -169,6 +177,19 @@ def _resolve(name: str) -> Factory:
   close = difflib.get_close_matches(name, list(_FACTORIES), n=3)
   hint = f' Did you mean {", ".join(close)}?' if close else ''
   raise UnknownEnvError(f'Unknown env name {name!r}.{hint} {_accepted()}')
+
+
+def known_spec(name: str, options: Mapping[str, Any]) -> Optional[spec_lib.EnvSpec]:
+  """The spec of envs whose package only actors install (football:, dmlab:), from the
+  name and options alone; None for every other env (build one to read its spec)."""
+  prefix, _, rest = name.partition(':')
+  if prefix == 'football':
+    from seed.envs import football  # pylint: disable=g-import-not-at-top
+    return football.known_spec(rest, **options)
+  if prefix == 'dmlab':
+    from seed.envs import dmlab  # pylint: disable=g-import-not-at-top
+    return dmlab.known_spec(rest, **options)
+  return None
 
 
 def _check_options(name: str, factory: Factory, options: Mapping[str, Any]):
@@ -275,7 +296,11 @@ class EnvConfig:
     return make_env(self.name, seed, **self.options)
 
   def spec(self) -> spec_lib.EnvSpec:
-    """The env's EnvSpec, from a throwaway instance."""
+    """The env's EnvSpec: known from the name for football: and dmlab: (whose packages
+    only actors install), else read from a throwaway instance."""
+    known = known_spec(self.name, self.options)
+    if known is not None:
+      return known
     env = self.make(seed=0)
     try:
       return env_spec(env)

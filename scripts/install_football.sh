@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs Google Research Football (gfootball 2.10.2) into its own venv for Football
+# actors (default .venv-football; SEED_FOOTBALL_VENV): gfootball's wrappers need the
+# old gym API (gym 0.25.2), which the main venv does not carry, and actors need no
+# TensorFlow. The learner does not need it either: it knows Football's specs.
+#
+#   scripts/install_football.sh            build (first time ~9 min on 2 cores) or reuse
+#
+# gfootball is an sdist that compiles a C++ engine. The built wheel is kept in
+# ${SEED_FOOTBALL_WHEELS:-~/.cache/seed/football-wheels}, so a later install (a new
+# venv, a fresh clone on the same machine) takes seconds. As root with apt-get, the
+# Debian packages the build needs are installed first (../shared/FOOTBALL.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+VENV="${SEED_FOOTBALL_VENV:-$ROOT/.venv-football}"
+WHEELS="${SEED_FOOTBALL_WHEELS:-$HOME/.cache/seed/football-wheels}"
+GFOOTBALL_VERSION=2.10.2
+PACKAGES=(cmake build-essential libgl1-mesa-dev libsdl2-dev libsdl2-image-dev
+          libsdl2-ttf-dev libsdl2-gfx-dev libboost-all-dev libdirectfb-dev python3-dev)
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  missing=()
+  for package in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" ||
+      missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "football: installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
+  fi
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "football: creating $VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --upgrade pip
+fi
+# The build runs `python3 -c "import psutil ..."` with the first python3 on PATH: the
+# venv's, which must have psutil; gfootball imports six at run time without saying so.
+"$VENV/bin/pip" install --quiet psutil six wheel setuptools "gym==0.25.2"
+
+mkdir -p "$WHEELS"
+tag="$("$VENV/bin/python" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
+wheel="$(ls "$WHEELS"/gfootball-"$GFOOTBALL_VERSION"-"$tag"-*.whl 2>/dev/null | head -1 || true)"
+if [ -z "$wheel" ]; then
+  echo "football: building gfootball $GFOOTBALL_VERSION (C++ engine; ~9 min on 2 cores) into $WHEELS"
+  started=$(date +%s)
+  PATH="$VENV/bin:$PATH" "$VENV/bin/pip" wheel --quiet --no-build-isolation --no-deps \
+    -w "$WHEELS" "gfootball==$GFOOTBALL_VERSION"
+  echo "football: built in $(( $(date +%s) - started )) s"
+  wheel="$(ls "$WHEELS"/gfootball-"$GFOOTBALL_VERSION"-"$tag"-*.whl | head -1)"
+fi
+# seed for actors (no learner extra), then gfootball without its declared dependencies:
+# its opencv-python and pygame would clash with the opencv-python-headless and
+# pygame-ce seed already brings, which provide the same cv2 and pygame modules.
+"$VENV/bin/pip" install --quiet -e "$ROOT"
+"$VENV/bin/pip" install --quiet --no-deps "$wheel"
+"$VENV/bin/pip" install --quiet scipy
+"$VENV/bin/python" -c "import gfootball.env, seed.envs; print('football: ready in $VENV')"

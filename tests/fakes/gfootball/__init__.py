@@ -1,0 +1,1 @@
+"""A stand-in for gfootball (tests/fakes on sys.path): see gfootball/env."""

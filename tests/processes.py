@@ -89,13 +89,15 @@ class Run:
 
   def start_actors(self, num_actors: int, num_envs: int, first_id: int = 0,
                    extra_flags: Optional[List[str]] = None,
-                   port: Optional[int] = None) -> List[subprocess.Popen]:
+                   port: Optional[int] = None,
+                   python: Optional[str] = None) -> List[subprocess.Popen]:
+    """`python`: another interpreter for the actors (a venv of their own: Football)."""
     started = []
     for actor_id in range(first_id, first_id + num_actors):
       log = open(os.path.join(self.logdir, 'logs', f'actor_{actor_id}.log'), 'a')
       started.append(subprocess.Popen(
           self.actor_prefix
-          + [sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
+          + [python or sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
              f'--num_envs={num_envs}', f'--server_address={self.host}:{port or self.port}']
           + self._gin_flags() + self.actor_flags + list(extra_flags or []),
           stdout=log, stderr=subprocess.STDOUT, env=_env(), cwd=REPO))

@@ -3,12 +3,18 @@
   python -m bench.throughput --env atari --agent vtrace
   python -m bench.throughput --env atari --agent vtrace --actors 1,2 --envs 4 --peer_s 120
 
+  python -m bench.throughput --env atari --agent vtrace --actors 1,2,4,8 --envs 4 \
+      --modes env_limit,inference          # the speedup table (collection only)
+
 For each (actors × envs per actor) it measures, one after the other on this machine:
   env limit   the same envs, same preprocessing, stepped with random actions in the same
               number of processes: no network, no model (the ceiling);
   inference   actors + learner serving inference, no training (--notrain);
   training    the full system training.
-Frames/s is the median of `--windows` windows of `--window_s` after `--warmup_s`;
+With several actor counts, starting at 1, it also prints the speedup table: frames/s of
+the env limit and of collection against one process (near-linear until the learner's
+inference is the bottleneck). Frames/s is the median of `--windows` windows of
+`--window_s` after `--warmup_s`;
 frames count the action repeat. Round trip is per step of one actor (send k
 observations, get k actions): the mean over actors of their p50 and the worst p99.
 """
@@ -206,12 +212,39 @@ def main(argv=None) -> int:
       lines.append(line)
       print(line, flush=True)
 
+  lines += _speedup_lines(results)
   if args.peer_s > 0:
     lines += _peer_lines(args, results)
   if args.out:
     with open(args.out, 'w') as f:
       f.write('\n'.join(lines) + '\n')
   return 0
+
+
+def _speedup_lines(results) -> List[str]:
+  """For each envs-per-actor measured with several actor counts: frames/s and the
+  speedup over one process, of the env limit and of collection (inference only)."""
+  lines = []
+  for num_envs in sorted({envs for _, envs in results}):
+    counts = sorted(actors for actors, envs in results if envs == num_envs)
+    if len(counts) < 2 or counts[0] != 1:
+      continue
+    one_limit, one_infer, _ = results[(1, num_envs)]
+    lines += ['', f'Speedup with actor processes ({num_envs} envs each; collection is '
+              'inference only, no training):', '',
+              '| actor processes | env limit | × one | collection | × one | collection / limit |',
+              '|---:|---:|---:|---:|---:|---:|']
+    for count in counts:
+      limit, infer, _ = results[(count, num_envs)]
+      limit_fps, infer_fps = limit.get('frames_per_s'), infer.get('frames_per_s')
+      def times(value, base):
+        return f'{value / base:.2f}' if value and base else '—'
+      lines.append(
+          f'| {count} | {_fmt(limit_fps)} | {times(limit_fps, one_limit.get("frames_per_s"))} | '
+          f'{_fmt(infer_fps)} | {times(infer_fps, one_infer.get("frames_per_s"))} | '
+          f'{times(infer_fps, limit_fps)} |')
+  print('\n'.join(lines), flush=True)
+  return lines
 
 
 def _peer_lines(args, results) -> List[str]:

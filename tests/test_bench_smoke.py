@@ -24,6 +24,16 @@ def test_throughput_benchmark_prints_a_full_row(tmp_path):
   assert re.fullmatch(r'[\d,]+', cells[1]) and re.fullmatch(r'\d+%', cells[3]), row
 
 
+def test_the_speedup_table_divides_by_one_process():
+  from bench import throughput  # pylint: disable=g-import-not-at-top
+  results = {(1, 4): ({'frames_per_s': 1000.0}, {'frames_per_s': 500.0}, {}),
+             (2, 4): ({'frames_per_s': 1900.0}, {'frames_per_s': 800.0}, {}),
+             (1, 16): ({'frames_per_s': 900.0}, {}, {})}  # one count: no table
+  lines = throughput._speedup_lines(results)  # pylint: disable=protected-access
+  assert '| 2 | 1,900 | 1.90 | 800 | 1.60 | 0.42 |' in lines
+  assert not any('16 envs' in line for line in lines)
+
+
 def test_replay_storage_benchmark_prints_before_and_after():
   has_old_code = subprocess.run(['git', 'cat-file', '-e', 'HEAD'], cwd=REPO,
                                 capture_output=True).returncode == 0 and subprocess.run(

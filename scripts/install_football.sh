@@ -4,11 +4,12 @@
 # old gym API (gym 0.25.2), which the main venv does not carry, and actors need no
 # TensorFlow. The learner does not need it either: it knows Football's specs.
 #
-#   scripts/install_football.sh            build (first time ~9 min on 2 cores) or reuse
+#   scripts/install_football.sh            build (first time ~11 min on 2 cores) or reuse
 #
 # gfootball is an sdist that compiles a C++ engine. The built wheel is kept in
 # ${SEED_FOOTBALL_WHEELS:-~/.cache/seed/football-wheels}, so a later install (a new
-# venv, a fresh clone on the same machine) takes seconds. As root with apt-get, the
+# venv, a fresh clone on the same machine) compiles nothing (96 s here, mostly seed's
+# own dependencies). As root with apt-get, the
 # Debian packages the build needs are installed first (../shared/FOOTBALL.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +46,7 @@ mkdir -p "$WHEELS"
 tag="$("$VENV/bin/python" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')"
 wheel="$(ls "$WHEELS"/gfootball-"$GFOOTBALL_VERSION"-"$tag"-*.whl 2>/dev/null | head -1 || true)"
 if [ -z "$wheel" ]; then
-  echo "football: building gfootball $GFOOTBALL_VERSION (C++ engine; ~9 min on 2 cores) into $WHEELS"
+  echo "football: building gfootball $GFOOTBALL_VERSION (C++ engine; ~11 min on 2 cores) into $WHEELS"
   started=$(date +%s)
   PATH="$VENV/bin:$PATH" "$VENV/bin/pip" wheel --quiet --no-build-isolation --no-deps \
     -w "$WHEELS" "gfootball==$GFOOTBALL_VERSION"

@@ -106,11 +106,18 @@ class TrainingRun:
   def wait(self, timeout_s: Optional[float] = None) -> int:
     """Waits for the learner to stop (its max_env_frames, target_return, or `stop`),
     then stops the actors; the learner's exit code. TimeoutError after `timeout_s`,
-    with everything still running."""
+    with everything still running; RuntimeError (the learner stopped with a checkpoint)
+    when every actor exited while the learner still ran."""
     try:
-      code = self._learner.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired as e:
+      code = local_processes.wait_learner(self._learner, self._actors, poll_s=0.5,
+                                          timeout_s=timeout_s)
+    except TimeoutError as e:
       raise TimeoutError(f'the run in {self.logdir} still trains after {timeout_s} s') from e
+    if code is None:
+      codes = ', '.join(str(actor.returncode) for actor in self._actors)
+      self.stop()
+      raise RuntimeError(f'every actor exited (codes {codes}) while the learner still ran; '
+                         f'see {os.path.join(self.logdir, "logs")}/actor_*.log')
     local_processes.stop(self._actors)
     return code
 

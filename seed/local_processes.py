@@ -58,6 +58,24 @@ def learner_last_line(run_dir: str) -> str:
   return (errors or lines or ['(empty log)'])[-1][:500]
 
 
+def wait_learner(learner: subprocess.Popen, actors: List[subprocess.Popen],
+                 poll_s: float = 1.0, timeout_s: Optional[float] = None) -> Optional[int]:
+  """The learner's exit code; None if every actor ended first (nothing would feed it);
+  TimeoutError after `timeout_s` with everything still running."""
+  deadline = None if timeout_s is None else time.monotonic() + timeout_s
+  while True:
+    try:
+      return learner.wait(timeout=poll_s)
+    except subprocess.TimeoutExpired:
+      pass
+    if actors and all(actor.poll() is not None for actor in actors):
+      time.sleep(poll_s)  # A learner stopping on its own ends its actors: let it finish.
+      if learner.poll() is None:
+        return None
+    if deadline is not None and time.monotonic() > deadline:
+      raise TimeoutError(f'the learner still runs after {timeout_s} s')
+
+
 def start_actor(actor_id: int, num_envs: int, port: int, flags: List[str],
                 log_path: Optional[str] = None, append: bool = False) -> subprocess.Popen:
   """An actor process; its output goes to `log_path` (after what it holds, with

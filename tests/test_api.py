@@ -26,7 +26,7 @@ def test_unknown_configs_are_named_before_anything_starts(tmp_path):
                      r"with a 'reactorr' config: none"):
     seed.train('atari', 'reactorr', logdir=str(tmp_path))
   with pytest.raises(ValueError, match=r"no config gin/dmc/vtrace.gin; env families with a "
-                     r"'vtrace' config: atari, classic, dmlab, toy"):
+                     r"'vtrace' config: atari, classic, dmlab, football, toy"):
     seed.train('dmc', 'vtrace', logdir=str(tmp_path))
   with pytest.raises(ValueError, match=r'num_actors=0, num_envs=4; both must be >= 1'):
     seed.train('toy', 'vtrace', num_actors=0, logdir=str(tmp_path))
@@ -80,3 +80,13 @@ def test_the_notebook_example_runs(tmp_path):
   assert 'learner exit code: 0' in done.stdout
   assert 'evaluation of ' in done.stdout and 'over 10 episodes' in done.stdout
   assert os.path.isdir(tmp_path / 'runs' / 'catch_api' / 'ckpt')
+
+
+def test_wait_says_when_every_actor_exits(tmp_path):
+  # Actors told to stop after 200 steps leave a learner without a budget nothing to do.
+  run = seed.train('toy', 'vtrace', num_actors=1, num_envs=2, logdir=str(tmp_path / 'run'),
+                   actor_flags=['--max_steps=200'])
+  with pytest.raises(RuntimeError, match=r'every actor exited \(codes 0\) while the learner '
+                     r'still ran; see .*/logs/actor_\*\.log'):
+    run.wait(timeout_s=300)
+  assert not run.running and run.checkpoint  # stopped, with its checkpoint

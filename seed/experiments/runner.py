@@ -6,7 +6,6 @@ import dataclasses
 import json
 import os
 import subprocess
-import time
 from typing import List, Optional
 
 from seed import local_processes, run_status
@@ -49,7 +48,7 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
       actors.append(local_processes.start_actor(
           actor_id, resolved.num_envs, port, resolved.actor_args(),
           log_path=os.path.join(run_dir, 'logs', f'actor_{actor_id}.log'), append=True))
-    code = _wait(learner, actors)
+    code = local_processes.wait_learner(learner, actors, poll_s=POLL_S)
   finally:
     local_processes.stop(actors)
     local_processes.stop([learner], timeout_s=120)
@@ -62,19 +61,6 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
   if record is None or record['max_env_frames'] < resolved.max_env_frames:
     return Outcome('stopped', 'the learner stopped before max_env_frames')
   return Outcome('finished', f'{record["env_frames"]:,} env frames')
-
-
-def _wait(learner: subprocess.Popen, actors: List[subprocess.Popen]) -> Optional[int]:
-  """The learner's exit code; None if every actor ended first (nothing would feed it)."""
-  while True:
-    try:
-      return learner.wait(timeout=POLL_S)
-    except subprocess.TimeoutExpired:
-      pass
-    if actors and all(actor.poll() is not None for actor in actors):
-      time.sleep(POLL_S)  # A learner stopping on its own ends its actors: let it finish.
-      if learner.poll() is None:
-        return None
 
 
 def write_experiment_file(run_dir: str, name: str, resolved: Resolved) -> None:

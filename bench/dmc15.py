@@ -142,12 +142,12 @@ def aggregate(scores: Dict[str, Dict[int, Optional[float]]], reps: int = BOOTSTR
 
   Returns:
     {'tasks': [names], 'seeds': [seeds], 'per_task': {task: {'mean', 'low', 'high',
-    'scores'}}, 'iqm': {'value', 'low', 'high'}, 'unfinished': [task__seed=k, ...]}.
-    'iqm' is None when no task is complete.
+    'scores'}}, 'iqm': {'value', 'low', 'high'}, 'unfinished': ['<task> seed <k>', ...]}.
+    'iqm' is None when no task is complete; unfinished runs are named '<task> seed <k>'.
   """
   from rliable import library as rly  # pylint: disable=g-import-not-at-top
   from rliable import metrics  # pylint: disable=g-import-not-at-top
-  unfinished = [run_name(task, seed) for task, by_seed in scores.items()
+  unfinished = [f'{task} seed {seed}' for task, by_seed in scores.items()
                 for seed, score in by_seed.items() if score is None]
   complete = [task for task, by_seed in scores.items()
               if by_seed and all(score is not None for score in by_seed.values())]

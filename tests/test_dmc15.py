@@ -41,7 +41,7 @@ def test_iqm_and_per_task_means_by_hand():
             'fish-swim': {0: 5.0, 1: None}}
   report = dmc15.aggregate(scores, reps=2000)
   assert report['tasks'] == ['walker-run', 'cheetah-run']
-  assert report['unfinished'] == ['fish-swim__seed=1']
+  assert report['unfinished'] == ['fish-swim seed 1']
   assert report['iqm']['value'] == pytest.approx(157.5)
   assert report['iqm']['low'] <= 157.5 <= report['iqm']['high']
   walker = report['per_task']['walker-run']

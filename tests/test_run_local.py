@@ -90,7 +90,7 @@ def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
 
 
 @pytest.mark.parametrize('args,message', [
-    (('nope', 'vtrace', '1', '1'), "unknown env 'nope'; valid envs: atari classic dmc mujoco toy"),
+    (('nope', 'vtrace', '1', '1'), "unknown env 'nope'; valid envs: atari classic dmc dmlab football mujoco toy"),
     (('toy', 'nope', '1', '1'), "unknown agent 'nope' for env 'toy'; valid agents: acer acer_continuous ddpg ppo r2d2 reactor sac sr_sac vtrace"),
     (('toy', 'vtrace', '0', '1'), 'must be positive integers'),
 ])

@@ -230,7 +230,7 @@ def stand_in_sbatch(tmp_path):
 
 
 @pytest.mark.parametrize('arguments, message', [
-    (['pong', 'vtrace', '2', '4'], "unknown env 'pong'; valid envs: atari classic dmc mujoco toy"),
+    (['pong', 'vtrace', '2', '4'], "unknown env 'pong'; valid envs: atari classic dmc dmlab football mujoco toy"),
     (['toy', 'impala', '2', '4'], "unknown agent 'impala' for env 'toy'; valid agents: acer acer_continuous ddpg ppo"),
     (['toy', 'vtrace', '0', '4'], "NUM_ACTORS must be a positive integer, got '0'"),
     (['toy', 'vtrace', '2', 'four'], "ENVS_PER_ACTOR must be a positive integer, got 'four'"),

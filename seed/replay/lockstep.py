@@ -13,17 +13,18 @@ batch, unroll and train batch then comes in the same order in every run. The pri
 speed: acting waits for every train step, as in a synchronous A2C.
 """
 import threading
-from typing import Dict, Optional
+from typing import Optional
 
 from seed import types
+from seed.replay.wrapped_input import WrappedInput
 
 
-class LockstepInput:
+class LockstepInput(WrappedInput):
   """Wraps an agent input (ReplayMixture, PrefetchingInput) whose batches are the
   unrolls in arrival order, `batch_unrolls` at a time."""
 
   def __init__(self, inner, batch_unrolls: int, stop_event: Optional[threading.Event] = None):
-    self.inner = inner
+    super().__init__(inner)
     self.batch_unrolls = int(batch_unrolls)
     self._stop = stop_event or threading.Event()
     self._cond = threading.Condition()
@@ -57,26 +58,3 @@ class LockstepInput:
       with self._cond:
         self._sampled += 1
     return sample
-
-  def update_priorities(self, ids, priorities) -> None:
-    self.inner.update_priorities(ids, priorities)
-
-  def stats(self) -> Dict[str, float]:
-    return self.inner.stats()
-
-  @property
-  def fill(self) -> float:
-    return self.inner.fill
-
-  @property
-  def saves_anything(self) -> bool:
-    return getattr(self.inner, 'saves_anything', True)
-
-  def save(self, checkpoint_path: str) -> None:
-    self.inner.save(checkpoint_path)
-
-  def restore(self, checkpoint_path: str) -> bool:
-    return self.inner.restore(checkpoint_path)
-
-  def prune(self, directory: str, keep_checkpoints) -> None:
-    self.inner.prune(directory, keep_checkpoints)

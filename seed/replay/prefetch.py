@@ -13,9 +13,10 @@ import threading
 from typing import Dict, Optional
 
 from seed import types
+from seed.replay.wrapped_input import WrappedInput
 
 
-class PrefetchingInput:
+class PrefetchingInput(WrappedInput):
   """Wraps an agent input (ReplayMixture, ReplayInput) with a bounded batch buffer."""
 
   def __init__(self, inner, batch_unrolls: int, depth: int,
@@ -23,7 +24,7 @@ class PrefetchingInput:
     if depth < 1:
       raise ValueError(f'prefetch depth {depth}; accepted: an int >= 1 (0 means no '
                        'prefetching: use the input itself)')
-    self.inner = inner
+    super().__init__(inner)
     self.batch_unrolls = int(batch_unrolls)
     self.depth = int(depth)
     self._stop = stop_event or threading.Event()
@@ -46,9 +47,6 @@ class PrefetchingInput:
       # Handed to the trainer at its next sample: it must not wait on a dead thread.
       self.error = e
 
-  def put(self, unroll: types.Unroll) -> bool:
-    return self.inner.put(unroll)
-
   def sample(self, batch_unrolls: int, timeout_s: float = 0.5) -> Optional[types.Sample]:
     """The next prepared batch, or None after `timeout_s`; re-raises the thread's error."""
     if batch_unrolls != self.batch_unrolls:
@@ -61,25 +59,5 @@ class PrefetchingInput:
         raise RuntimeError('preparing batches failed') from self.error
       return None
 
-  def update_priorities(self, ids, priorities) -> None:
-    self.inner.update_priorities(ids, priorities)
-
   def stats(self) -> Dict[str, float]:
     return dict(self.inner.stats(), **{'replay/prefetched_batches': float(self._ready.qsize())})
-
-  @property
-  def fill(self) -> float:
-    return self.inner.fill
-
-  @property
-  def saves_anything(self) -> bool:
-    return getattr(self.inner, 'saves_anything', True)
-
-  def save(self, checkpoint_path: str) -> None:
-    self.inner.save(checkpoint_path)
-
-  def restore(self, checkpoint_path: str) -> bool:
-    return self.inner.restore(checkpoint_path)
-
-  def prune(self, directory: str, keep_checkpoints) -> None:
-    self.inner.prune(directory, keep_checkpoints)

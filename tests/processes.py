@@ -36,6 +36,15 @@ def _env():
   return env
 
 
+def actor_that_cannot_start(env_name: str) -> subprocess.CompletedProcess:
+  """A real actor process for `env_name`, with no learner to reach: what it says when its
+  env cannot be built (no TensorFlow, nothing else started)."""
+  return subprocess.run(
+      [sys.executable, '-m', 'seed.actors.main', f'--env={env_name}',
+       '--server_address=localhost:1', '--num_envs=1'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+
+
 class Run:
   """A learner on a free port plus its actors, all logging into the run directory.
 

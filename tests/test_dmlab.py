@@ -1,7 +1,6 @@
 """seed/envs/dmlab.py against a stand-in deepmind_lab (tests/fakes/deepmind_lab.py) with
 the API it uses, and without any deepmind_lab: the message says how to get it."""
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 
 import seed.envs
 from seed.envs import registry
-from tests.processes import REPO, _env
+from tests.processes import REPO, actor_that_cannot_start
 
 FAKES = os.path.join(REPO, 'tests', 'fakes')
 
@@ -77,10 +76,7 @@ def test_seeded_levels_replay_and_test_mode_plays_held_out_levels(fake_lab):
 
 def test_an_actor_without_deepmind_lab_exits_with_the_install_hint():
   # A real actor process (no TensorFlow, no learner needed): exit 2, one line.
-  done = subprocess.run(
-      [sys.executable, '-m', 'seed.actors.main', '--env=dmlab:rooms_watermaze',
-       '--server_address=localhost:1', '--num_envs=1'],
-      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  done = actor_that_cannot_start('dmlab:rooms_watermaze')
   assert done.returncode == 2, done.stderr
   assert 'deepmind_lab is not on the package index' in done.stderr
   assert 'Traceback' not in done.stderr

@@ -1,7 +1,6 @@
 """seed/envs/football.py against a stand-in gfootball (tests/fakes) with the API it uses:
 SEED's settings, the spec the learner knows without gfootball, bad names and options."""
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 import seed.envs
 from seed.envs import football
 from seed.envs import registry
-from tests.processes import REPO, _env
+from tests.processes import REPO, actor_that_cannot_start
 
 FAKES = os.path.join(REPO, 'tests', 'fakes')
 
@@ -82,9 +81,6 @@ def test_unknown_scenarios_and_options_are_named():
 
 
 def test_an_actor_without_gfootball_says_how_to_get_it():
-  done = subprocess.run(
-      [sys.executable, '-m', 'seed.actors.main', '--env=football:academy_empty_goal_close',
-       '--server_address=localhost:1', '--num_envs=1'],
-      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  done = actor_that_cannot_start('football:academy_empty_goal_close')
   assert done.returncode == 2, done.stderr
   assert 'scripts/install_football.sh' in done.stderr and 'Traceback' not in done.stderr

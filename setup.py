@@ -52,7 +52,8 @@ setuptools.setup(
         # python -m seed.evaluate --video: MP4 through imageio's ffmpeg plugin, whose wheel
         # carries an ffmpeg binary (nothing to install beside it).
         'video': ['imageio>=2.31', 'imageio-ffmpeg>=0.5'],
-        'test': ['pytest>=8', 'pytest-timeout', 'grpcio-tools==1.85.1',
+        # pytest 9.2 breaks xdist's --dist=loadgroup (pytest-xdist#1386: groups silently ignored).
+        'test': ['pytest>=8,<9.2', 'pytest-timeout', 'pytest-xdist>=3.5', 'grpcio-tools==1.85.1',
                  'psutil>=5.9'],  # the fault harness watches the learner's memory
     },
     entry_points={'console_scripts': [

@@ -8,7 +8,13 @@
 
 For each (actors × envs per actor) it measures, one after the other on this machine:
   env limit   the same envs, same preprocessing, stepped with random actions in the same
-              number of processes: no network, no model (the ceiling);
+              number of processes: no network, no model (the raw ceiling);
+  ceiling     the compute-aware ceiling: the frames/s these cores reach if they did only
+              the env steps and the model's inference at the batch the inference run
+              formed, both measured here (env CPU per frame from the env-limit
+              processes; the policy's CPU and wall time per batch from bench.model_cost,
+              with the learner's thread flags): min(env limit, cores / (env CPU per
+              frame + model CPU per frame), 1 / model wall time per frame);
   inference   actors + learner serving inference, no training (--notrain);
   training    the full system training.
 With several actor counts, starting at 1, it also prints the speedup table: frames/s of
@@ -31,12 +37,14 @@ import time
 from typing import Dict, List, Optional
 
 from bench import processes
+from seed.inference.step_processor import padded_batch_sizes
 
 REPO = processes.REPO
 
 
-def _env_process(gin_file: str, num_envs: int, process_id: int, steps, stop) -> None:
-  """Steps `num_envs` envs with random actions until told to stop (the env limit)."""
+def _env_process(gin_file: str, num_envs: int, process_id: int, steps, cpu_s, stop) -> None:
+  """Steps `num_envs` envs with random actions until told to stop (the env limit);
+  adds its steps to `steps` and the CPU seconds they took to `cpu_s`."""
   sys.path.insert(0, REPO)
   from seed import config  # pylint: disable=g-import-not-at-top
   from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
@@ -46,6 +54,7 @@ def _env_process(gin_file: str, num_envs: int, process_id: int, steps, stop) -> 
   for env in envs:
     env.reset()
   local_steps = 0
+  cpu_counted = time.process_time()
   while not stop.is_set():
     for env in envs:
       _, _, terminated, truncated, _ = env.step(env.action_space.sample())
@@ -53,9 +62,11 @@ def _env_process(gin_file: str, num_envs: int, process_id: int, steps, stop) -> 
         env.reset()
     local_steps += num_envs
     if local_steps >= 64:  # Few shared-counter updates: they cost a lock each.
+      now = time.process_time()
       with steps.get_lock():
         steps.value += local_steps
-      local_steps = 0
+        cpu_s.value += now - cpu_counted
+      local_steps, cpu_counted = 0, now
 
 
 def _windows_rate(samples: List[tuple], start_s: float, window_s: float,
@@ -73,8 +84,8 @@ def _windows_rate(samples: List[tuple], start_s: float, window_s: float,
 def measure_env_limit(gin_file: str, frames_per_step: int, num_processes: int, num_envs: int,
                       args) -> Dict[str, float]:
   ctx = mp.get_context('spawn')
-  steps, stop = ctx.Value('q', 0), ctx.Event()
-  processes = [ctx.Process(target=_env_process, args=(gin_file, num_envs, i, steps, stop))
+  steps, cpu_s, stop = ctx.Value('q', 0), ctx.Value('d', 0.0, lock=False), ctx.Event()
+  processes = [ctx.Process(target=_env_process, args=(gin_file, num_envs, i, steps, cpu_s, stop))
                for i in range(num_processes)]
   for p in processes:
     p.start()
@@ -82,15 +93,51 @@ def measure_env_limit(gin_file: str, frames_per_step: int, num_processes: int, n
   while steps.value == 0:  # imports and env construction
     time.sleep(0.05)
   measure_from = time.monotonic() - start + args.warmup_s
-  samples = []
+  samples, cpu_at = [], {}
   while time.monotonic() - start < measure_from + args.windows * args.window_s + 0.2:
-    samples.append((time.monotonic() - start, steps.value * frames_per_step))
+    now = time.monotonic() - start
+    with steps.get_lock():
+      samples.append((now, steps.value * frames_per_step))
+      cpu_at[now] = cpu_s.value
     time.sleep(0.1)
   stop.set()
   for p in processes:
     p.join()
   rates = _windows_rate(samples, measure_from, args.window_s, args.windows)
-  return {'frames_per_s': statistics.median(rates)}
+  measured = [(t, frames) for t, frames in samples if t >= measure_from]
+  frames = measured[-1][1] - measured[0][1]
+  return {'frames_per_s': statistics.median(rates),
+          'cpu_s_per_frame': ((cpu_at[measured[-1][0]] - cpu_at[measured[0][0]]) / frames
+                              if frames > 0 else None)}
+
+
+def model_costs(gin_file: str, agent: str, batch_sizes: List[int],
+                learner_flags: List[str]) -> Dict[int, Dict[str, float]]:
+  """{padded batch size: {'wall_ms', 'cpu_ms'}} of the policy alone (bench.model_cost),
+  in a process with the learner's TensorFlow thread flag."""
+  threads = [f.split('=', 1)[1] for f in learner_flags
+             if f.startswith('--tf_intra_op_threads=')]
+  out = subprocess.run(
+      [sys.executable, '-m', 'bench.model_cost', f'--gin_file={gin_file}', f'--agent={agent}',
+       f'--batch_sizes={",".join(str(b) for b in batch_sizes)}',
+       f'--tf_intra_op_threads={threads[-1] if threads else 0}'],
+      capture_output=True, text=True, env=processes.child_env(), cwd=REPO, check=True)
+  rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
+  return {row['batch_size']: row for row in rows}
+
+
+def compute_aware_ceiling(env_limit_fps: float, env_cpu_s_per_frame: float,
+                          model_cost: Dict[str, float], mean_batch: float, frames_per_step: int,
+                          cores: int) -> float:
+  """Frames/s of `cores` cores doing only env steps and the model's inference at batches
+  of `mean_batch` envs, padded to the batch size whose cost is `model_cost` (its
+  'cpu_ms' and 'wall_ms' per call); at most the env limit, and at most what one
+  inference call at a time (the learner's loop) can serve."""
+  frames_per_call = mean_batch * frames_per_step
+  model_cpu_s_per_frame = model_cost['cpu_ms'] / 1000 / frames_per_call
+  model_wall_s_per_frame = model_cost['wall_ms'] / 1000 / frames_per_call
+  return min(env_limit_fps, cores / (env_cpu_s_per_frame + model_cpu_s_per_frame),
+             1 / model_wall_s_per_frame)
 
 
 def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, train: bool,
@@ -154,6 +201,10 @@ def _fmt(value, digits=0) -> str:
   return '—' if value is None else f'{value:,.{digits}f}'
 
 
+def _ratio(value, base) -> str:
+  return f'{100 * value / base:.0f}%' if value and base else '—'
+
+
 def main(argv=None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--env', default='atari', help='gin/<env>/<agent>.gin')
@@ -185,12 +236,14 @@ def main(argv=None) -> int:
 
   lines = [f'{args.env}/{args.agent}, {os.cpu_count()} CPUs; frames/s is the median of '
            f'{args.windows} × {args.window_s:g} s windows after {args.warmup_s:g} s warm-up; '
-           f'learner flags {args.learner_flag}, actor flags {args.actor_flag}', '',
-           '| actors × envs | env limit | inference | inference / limit | round trip p50 / p99 '
-           '(ms) | mean batch | training | training learner steps/s |',
-           '|---|---|---|---|---|---|---|---|']
+           f'learner flags {args.learner_flag}, actor flags {args.actor_flag}; ceiling: the '
+           'compute-aware ceiling (env steps + the model at the mean batch)', '',
+           '| actors × envs | env limit | ceiling | inference | / limit | / ceiling | round trip '
+           'p50 / p99 (ms) | mean batch | training | / limit | / ceiling | training learner '
+           'steps/s |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|']
   print('\n'.join(lines), flush=True)
-  results = {}
+  results, costs = {}, None
   for num_actors in [int(a) for a in args.actors.split(',')]:
     for num_envs in [int(e) for e in args.envs.split(',')]:
       limit = (measure_env_limit(gin_file, frames_per_step, num_actors, num_envs, args)
@@ -199,18 +252,32 @@ def main(argv=None) -> int:
                if 'inference' in modes else {})
       train = (measure_learner(gin_file, args.agent, num_actors, num_envs, True, args)
                if 'training' in modes else {})
+      ceiling = None
+      if limit.get('cpu_s_per_frame') and infer.get('mean_batch'):
+        sizes = padded_batch_sizes(args.inference_batch_size)
+        costs = costs or model_costs(gin_file, args.agent, sizes, args.learner_flag)
+        size = next(s for s in sizes if s >= max(1, round(infer['mean_batch'])))
+        ceiling = compute_aware_ceiling(limit['frames_per_s'], limit['cpu_s_per_frame'],
+                                        costs[size], infer['mean_batch'], frames_per_step,
+                                        os.cpu_count())
       results[(num_actors, num_envs)] = (limit, infer, train)
-      ratio = (infer['frames_per_s'] / limit['frames_per_s']
-               if infer.get('frames_per_s') and limit.get('frames_per_s') else None)
       line = (f'| {num_actors} × {num_envs} | {_fmt(limit.get("frames_per_s"))} | '
-              f'{_fmt(infer.get("frames_per_s"))} | '
-              f'{"—" if ratio is None else f"{100 * ratio:.0f}%"} | '
+              f'{_fmt(ceiling)} | {_fmt(infer.get("frames_per_s"))} | '
+              f'{_ratio(infer.get("frames_per_s"), limit.get("frames_per_s"))} | '
+              f'{_ratio(infer.get("frames_per_s"), ceiling)} | '
               f'{_fmt(infer.get("round_trip_ms_p50"), 1)} / '
               f'{_fmt(infer.get("round_trip_ms_p99"), 1)} | {_fmt(infer.get("mean_batch"), 1)} | '
               f'{_fmt(train.get("frames_per_s"))} | '
+              f'{_ratio(train.get("frames_per_s"), limit.get("frames_per_s"))} | '
+              f'{_ratio(train.get("frames_per_s"), ceiling)} | '
               f'{_fmt(train.get("learner_steps_per_s"), 2)} |')
       lines.append(line)
       print(line, flush=True)
+  if costs:
+    lines += ['', 'Model cost (bench.model_cost, the learner\'s thread flags), per call: ' +
+              ', '.join(f'batch {size}: {c["cpu_ms"]:.2f} ms CPU / {c["wall_ms"]:.2f} ms wall'
+                        for size, c in sorted(costs.items()))]
+    print(lines[-1], flush=True)
 
   lines += _speedup_lines(results)
   if args.peer_s > 0:

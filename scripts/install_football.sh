@@ -11,12 +11,20 @@
 # venv, a fresh clone on the same machine) compiles nothing (96 s here, mostly seed's
 # own dependencies). As root with apt-get, the
 # Debian packages the build needs are installed first (../shared/FOOTBALL.md).
+#
+# One install runs at a time: it holds a lock on <venv>.lock from start to end, and
+# writes <venv>/.football-ready when gfootball imports. The Football tests wait on that
+# lock, so CI can build Football beside the other tests (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 VENV="${SEED_FOOTBALL_VENV:-$ROOT/.venv-football}"
 WHEELS="${SEED_FOOTBALL_WHEELS:-$HOME/.cache/seed/football-wheels}"
 GFOOTBALL_VERSION=2.10.2
+READY="$VENV/.football-ready"
+exec 9> "$VENV.lock"
+flock 9
+rm -f "$READY"
 PACKAGES=(cmake build-essential libgl1-mesa-dev libsdl2-dev libsdl2-image-dev
           libsdl2-ttf-dev libsdl2-gfx-dev libboost-all-dev libdirectfb-dev python3-dev)
 
@@ -60,3 +68,4 @@ fi
 "$VENV/bin/pip" install --quiet --no-deps "$wheel"
 "$VENV/bin/pip" install --quiet scipy
 "$VENV/bin/python" -c "import gfootball.env, seed.envs; print('football: ready in $VENV')"
+touch "$READY"

@@ -57,8 +57,42 @@ def seed_images(podman):
   return {'actor': actor, 'learner': learner}
 
 
-def pytest_terminal_summary(terminalreporter):
+# Workers pick tests in collection order: the long group of podman and Slurm tests
+# (tests.podman.SHARED_MACHINE_GROUP) first, so it does not end the run alone; the real
+# Football tests last, as CI builds Football meanwhile (.ci/run).
+FIRST_MODULES = {'test_containers', 'test_k8s', 'test_slurm'}
+LAST_MODULES = {'test_football_real'}
+
+
+def pytest_collection_modifyitems(items):
+  def module(item):
+    return item.module.__name__.rpartition('.')[2]
+
+  items.sort(key=lambda item: (module(item) not in FIRST_MODULES, module(item) in LAST_MODULES))
+
+
+# Figures measured in a worker reach the summary through the reports: a worker's own
+# terminal summary is never shown.
+_FIGURES_PROPERTY = 'podman_figures'
+_figures_reported: list = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # pylint: disable=unused-argument
+  made = yield
   if podman_harness.FIGURES:
+    made.get_result().user_properties.append((_FIGURES_PROPERTY, list(podman_harness.FIGURES)))
+    podman_harness.FIGURES.clear()
+
+
+def pytest_runtest_logreport(report):
+  for name, value in report.user_properties:
+    if name == _FIGURES_PROPERTY:
+      _figures_reported.extend(value)
+
+
+def pytest_terminal_summary(terminalreporter):
+  if _figures_reported:
     terminalreporter.section('podman figures')
-    for line in podman_harness.FIGURES:
+    for line in _figures_reported:
       terminalreporter.write_line(line)

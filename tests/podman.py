@@ -51,6 +51,10 @@ HOST_CA_BUNDLE = os.environ.get('PIP_CERT') or '/etc/ssl/certs/ca-certificates.c
 # Podman 4.3 keeps netavark's run state here whatever the config says; we remove
 # them at the end only if we made them and no other podman is using them.
 NETAVARK_RUN_DIRS = ('/run/containers/networks', '/run/containers')
+# The xdist group of every test that uses the session's podman storage and images or the
+# one-node Slurm cluster (whose jobs run the images): one worker runs them one after
+# another, and builds the images once.
+SHARED_MACHINE_GROUP = 'podman_and_slurm'
 # Measured figures (build times, sizes, ...): tests/conftest.py prints them after the run.
 FIGURES: List[str] = []
 

@@ -19,9 +19,49 @@ def test_throughput_benchmark_prints_a_full_row(tmp_path):
   assert result.returncode == 0, result.stdout + result.stderr
   row = next(line for line in out.read_text().splitlines() if line.startswith('| 1 × 2 |'))
   cells = [c.strip() for c in row.strip('|').split('|')]
-  # env limit, inference, ratio, round trip, batch, training, learner steps/s: all measured.
-  assert all(c != '—' for c in cells[1:7]), row
-  assert re.fullmatch(r'[\d,]+', cells[1]) and re.fullmatch(r'\d+%', cells[3]), row
+  # env limit, ceiling, inference, both ratios, round trip, batch, training, its ratios,
+  # learner steps/s: all measured.
+  assert all(c != '—' for c in cells[1:]), row
+  assert re.fullmatch(r'[\d,]+', cells[1]) and re.fullmatch(r'[\d,]+', cells[2]), row
+  assert all(re.fullmatch(r'\d+%', cells[i]) for i in (4, 5, 9, 10)), row
+  assert 'Model cost' in out.read_text()
+
+
+def test_the_compute_aware_ceiling_adds_the_models_cost_to_the_envs():
+  from bench import throughput  # pylint: disable=g-import-not-at-top
+  # Envs: 0.2 ms of CPU a frame. Model: 4 ms CPU (3 ms wall) a call of 2 envs x 4 frames,
+  # 0.5 ms CPU a frame. Two cores: 2 / 0.7 ms = 2,857 frames/s; one call at a time would
+  # allow 8 / 3 ms = 2,667: the lower wins.
+  cost = {'cpu_ms': 4.0, 'wall_ms': 3.0}
+  assert throughput.compute_aware_ceiling(5000.0, 0.2e-3, cost, 2.0, 4, 2) == pytest.approx(
+      8 / 3e-3)
+  cost = {'cpu_ms': 4.0, 'wall_ms': 1.0}
+  assert throughput.compute_aware_ceiling(5000.0, 0.2e-3, cost, 2.0, 4, 2) == pytest.approx(
+      2 / 0.7e-3)
+  # Never above the raw env limit.
+  assert throughput.compute_aware_ceiling(1000.0, 0.2e-3, cost, 2.0, 4, 2) == 1000.0
+
+
+def test_the_inference_capacity_benchmark_prints_a_row_per_stream_count(tmp_path):
+  out = tmp_path / 'capacity.md'
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.inference_capacity', '--env=toy', '--agent=vtrace',
+       '--streams=1,20', '--seconds=1', '--warmup_s=0.5', f'--out={out}'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 0, result.stdout + result.stderr
+  rows = [line for line in out.read_text().splitlines() if re.match(r'\| (1|20) \|', line)]
+  assert len(rows) == 2, out.read_text()
+  for row in rows:
+    cells = [c.strip() for c in row.strip('|').split('|')]
+    assert all(c != '—' for c in cells), row
+    assert float(cells[1].replace(',', '')) > 0, row
+
+
+@pytest.mark.parametrize('streams', ['0', '1001', '1,x'])
+def test_the_inference_capacity_benchmark_refuses_counts_it_cannot_bound(streams):
+  from bench import inference_capacity  # pylint: disable=g-import-not-at-top
+  with pytest.raises(ValueError, match='--streams'):
+    inference_capacity.parse_streams(streams)
 
 
 def test_the_speedup_table_divides_by_one_process():

@@ -23,7 +23,7 @@ from tests.test_learning import first_solved
 
 _UNAVAILABLE = podman_harness.unavailable_reason()
 pytestmark = [pytest.mark.skipif(_UNAVAILABLE is not None, reason=str(_UNAVAILABLE)),
-              pytest.mark.timeout(1800)]
+              pytest.mark.timeout(1800), pytest.mark.xdist_group(podman_harness.SHARED_MACHINE_GROUP)]
 
 SUBNET = '198.18.2.0/24'
 LEARNER = 'seed-learner'  # Its DNS name on the network, and in its certificate.

@@ -1,24 +1,48 @@
 """Football with the real gfootball, in the venv scripts/install_football.sh builds
 (.venv-football, or SEED_FOOTBALL_VENV): the spec the learner knows matches the real
 env's, and a learner (this venv, no gfootball) trains with a Football actor."""
+import fcntl
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
 from tests.processes import REPO, Run, _env
 
-pytestmark = pytest.mark.timeout(600)
+# An install in progress may take its whole build (~11 min on 2 cores) before a test starts.
+INSTALL_WAIT_S = 1500
+pytestmark = pytest.mark.timeout(INSTALL_WAIT_S + 600)
 
-FOOTBALL_PYTHON = os.path.join(os.environ.get('SEED_FOOTBALL_VENV') or
-                               os.path.join(REPO, '.venv-football'), 'bin', 'python')
+FOOTBALL_VENV = os.environ.get('SEED_FOOTBALL_VENV') or os.path.join(REPO, '.venv-football')
+FOOTBALL_PYTHON = os.path.join(FOOTBALL_VENV, 'bin', 'python')
+
+
+def _wait_for_an_install_in_progress(lock_path: str, wait_s: float) -> None:
+  """Returns once no scripts/install_football.sh holds `lock_path` (CI builds Football
+  beside the other tests), or after `wait_s`."""
+  if not os.path.exists(lock_path):
+    return
+  deadline = time.monotonic() + wait_s
+  with open(lock_path, encoding='utf-8') as lock:
+    while True:
+      try:
+        fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        return
+      except BlockingIOError:
+        if time.monotonic() > deadline:
+          return
+        time.sleep(2.0)
 
 
 @pytest.fixture(scope='module')
 def football_python():
-  if not os.path.exists(FOOTBALL_PYTHON):
-    pytest.skip(f'no Football venv at {FOOTBALL_PYTHON}: run scripts/install_football.sh')
+  _wait_for_an_install_in_progress(FOOTBALL_VENV + '.lock', INSTALL_WAIT_S)
+  if not os.path.exists(os.path.join(FOOTBALL_VENV, '.football-ready')):
+    pytest.skip(f'no finished Football install in {FOOTBALL_VENV}: run '
+                'scripts/install_football.sh')
   return FOOTBALL_PYTHON
 
 

@@ -22,8 +22,9 @@ from tests import podman as podman_harness
 from tests.processes import REPO, _env, make_certs
 from tests.test_learning import first_solved
 
-pytestmark = pytest.mark.skipif(shutil.which('kubectl') is None,
-                                reason='kubectl is not installed (it renders the overlays)')
+pytestmark = [pytest.mark.skipif(shutil.which('kubectl') is None,
+                                 reason='kubectl is not installed (it renders the overlays)'),
+              pytest.mark.xdist_group(podman_harness.SHARED_MACHINE_GROUP)]
 
 OVERLAYS = sorted(os.listdir(os.path.join(REPO, 'k8s', 'overlays')))
 POD_INDEX = "metadata.labels['apps.kubernetes.io/pod-index']"

@@ -17,10 +17,13 @@ from typing import Dict, List, Optional
 
 import pytest
 
+from tests import podman as podman_harness
 from tests import slurm_cluster
 from tests.processes import REPO
 from tests.server_harness import free_port
 from tests.test_learning import first_solved
+
+pytestmark = pytest.mark.xdist_group(podman_harness.SHARED_MACHINE_GROUP)
 
 SUBMIT = os.path.join(REPO, 'slurm', 'submit.sh')
 CATCH = ['toy', 'vtrace', '2', '4', '--env=Catch', '--target_return=0.9',

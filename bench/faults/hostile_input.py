@@ -9,10 +9,12 @@ bounded rate while a few hundred idle TCP and HTTP/2 connections are held open;
 then a flood of streams past --max_actor_streams; last, one actor sends
 finite float32-max rewards for POISON_S seconds. It passes when every case got
 the status it should (a code that fits, details naming the problem), the
-learner never exited, the actor kept at least 80% of its frames/s (the mean of
-quiet windows before and after the attack; frames the fuzzer's own welcomed
-steps caused are subtracted), and the learner's memory, threads and
-descriptors stayed bounded.
+learner never exited, the actor kept stepping under attack, and the learner's
+memory, threads and descriptors stayed bounded. Run by hand, it also asks that the
+actor kept at least 80% of its frames/s (the mean of quiet windows before and
+after the attack; frames the fuzzer's own welcomed steps caused are subtracted);
+at its CI count that ratio is a figure only, since tests share the machine's
+cores and a timing there measures the neighbours (CI_OPTIONS).
 
   python -m bench.faults hostile_input --ci
 
@@ -72,6 +74,8 @@ WARMUP_TIMEOUT_S = 120.0
 BASELINE_S = 8.0       # The actor's rate before the attack ...
 AFTER_S = 6.0          # ... and after it.
 MIN_RATE_FRACTION = 0.8  # The actor under attack keeps at least this much of its baseline.
+# In CI the rate is reported, not judged: a timing is no test assertion there.
+CI_OPTIONS = {'min_rate_fraction': None}
 # The learner's memory may grow by what in-flight messages hold (streams x
 # message size) but not with the number of cases: the end must come back near
 # the baseline.
@@ -483,7 +487,8 @@ def _tail(path: str, lines: int = 15) -> str:
     return '(no log)'
 
 
-def run(count: int, workdir: str) -> Outcome:
+def run(count: int, workdir: str,
+        min_rate_fraction: Optional[float] = MIN_RATE_FRACTION) -> Outcome:
   """Plays `count` generated cases (plus the floods, idle connections and the poison)."""
   outcome = Outcome('hostile_input', count)
   os.makedirs(workdir, exist_ok=True)
@@ -560,10 +565,12 @@ def run(count: int, workdir: str) -> Outcome:
       })
       if train_steps <= 0:
         outcome.fail('the learner made no train step during the attack')
-      if ratio < MIN_RATE_FRACTION:
+      if under_attack <= 0:
+        outcome.fail('the real actor made no frame during the attack')
+      elif min_rate_fraction is not None and ratio < min_rate_fraction:
         outcome.fail(f'the real actor ran at {under_attack:.0f} frames/s under attack, '
                      f'{100 * ratio:.0f}% of its {baseline:.0f} without (at least '
-                     f'{100 * MIN_RATE_FRACTION:.0f}% expected)')
+                     f'{100 * min_rate_fraction:.0f}% expected)')
       window = sampler.between(attack_start.t, attack_end.t)
       _resource_figures(outcome, before.sample, window + [after.sample], after.sample, report)
       log_growth = os.path.getsize(learner_log) - log_bytes_before

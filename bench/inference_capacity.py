@@ -1,0 +1,288 @@
+"""How far one learner's batched inference scales: simulated actors, 1 to 1,000 streams.
+
+  python -m bench.inference_capacity --env atari --agent vtrace --streams 1,10,100,300,1000
+
+A learner serving inference only (--notrain, as bench.throughput's inference rows) and,
+for each stream count N in --streams, N simulated actors: streams that speak the real
+protocol (hello, welcome, then step / actions) but step no env. Each sends one Step
+serialized once at start (a pre-made observation of the env's spec, --envs_per_stream
+envs) as soon as its previous actions arrive, after --think_ms (an env's step time,
+0 for the learner's own limit). The streams run as asyncio tasks in --client_processes
+processes, each stream on its own connection as a real actor's.
+
+For each N, after every stream is welcomed and --warmup_s has passed, it counts over
+--seconds: observations served per second, the round trip p50/p99 of one stream (send,
+get actions), the learner's mean inference batch (its progress.csv) and the CPU the
+learner and the clients used (% of one core). Everything is bounded: at most
+MAX_STREAMS streams, --seconds per point, a deadline for connecting.
+
+Where the learner saturates, its CPU is near what its threads can use and obs/s stops
+growing while the round trip grows with N (requests queue); where the clients saturate
+instead, their CPU says so (the table prints both).
+"""
+import argparse
+import asyncio
+import csv
+import json
+import multiprocessing as mp
+import os
+import statistics
+import sys
+import tempfile
+import time
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from bench import processes
+
+REPO = processes.REPO
+MAX_STREAMS = 1000
+CONNECT_TIMEOUT_S = 120.0
+ACT_METHOD = '/seed.proto.Learner/Act'
+
+
+def _client_process(port: int, spec_json: str, env_name: str, first_actor_id: int,
+                    num_streams: int, envs_per_stream: int, think_ms: float,
+                    seconds: float, out_path: str, ready, go) -> None:
+  """Runs `num_streams` simulated actors; writes their counts and round trips to
+  `out_path` (JSON) and `out_path`.npy (round trips in ms, float32)."""
+  sys.path.insert(0, REPO)
+  from grpc import aio  # pylint: disable=g-import-not-at-top
+  from seed import protocol  # pylint: disable=g-import-not-at-top
+  from seed.envs.spec import EnvSpec  # pylint: disable=g-import-not-at-top
+  from seed.proto import actor_learner_pb2 as pb  # pylint: disable=g-import-not-at-top
+
+  spec = EnvSpec(**json.loads(spec_json))
+  observations = np.zeros((envs_per_stream,) + tuple(spec.observation_shape),
+                          spec.observation_dtype)
+  zeros = np.zeros(envs_per_stream)
+  step_bytes = protocol.make_step(observations, zeros.astype(np.float32), zeros.astype(bool),
+                                  zeros.astype(bool)).SerializeToString()
+  state = {'counting': False, 'replies': 0, 'round_trips': []}
+
+  async def stream(actor_id: int, welcomed: asyncio.Event, stop: asyncio.Event) -> None:
+    async with aio.insecure_channel(f'127.0.0.1:{port}') as channel:
+      call = channel.stream_stream(ACT_METHOD)()  # bytes in, bytes out: no per-step encoding
+      hello = protocol.make_hello(spec, actor_id=actor_id, run_id=f'load-{actor_id}',
+                                  num_envs=envs_per_stream, env_name=env_name)
+      await call.write(hello.SerializeToString())
+      welcome = pb.LearnerMessage.FromString(await call.read())
+      if welcome.WhichOneof('kind') != 'welcome':
+        raise RuntimeError(f'stream {actor_id}: expected a welcome, got {welcome}')
+      welcomed.set()
+      while not stop.is_set():
+        if think_ms > 0:
+          await asyncio.sleep(think_ms / 1000)
+        sent = time.perf_counter()
+        await call.write(step_bytes)
+        reply = await call.read()
+        if reply is aio.EOF:
+          raise RuntimeError(f'stream {actor_id}: the learner ended the stream')
+        if state['counting']:
+          state['replies'] += 1
+          state['round_trips'].append(1000 * (time.perf_counter() - sent))
+      await call.done_writing()
+
+  async def main() -> dict:
+    stop = asyncio.Event()
+    welcomed = [asyncio.Event() for _ in range(num_streams)]
+    tasks = [asyncio.create_task(stream(first_actor_id + i, welcomed[i], stop))
+             for i in range(num_streams)]
+    waiting = asyncio.gather(*(w.wait() for w in welcomed))
+    done, _ = await asyncio.wait([waiting] + tasks, timeout=CONNECT_TIMEOUT_S,
+                                 return_when=asyncio.FIRST_COMPLETED)
+    if waiting not in done:
+      for task in tasks:
+        task.cancel()
+      failed = [t for t in done if t is not waiting and t.exception()]
+      raise RuntimeError(f'{sum(w.is_set() for w in welcomed)} of {num_streams} streams '
+                         f'welcomed within {CONNECT_TIMEOUT_S:g} s'
+                         + (f'; {failed[0].exception()}' if failed else ''))
+    ready.set()
+    while not go.is_set():  # The parent says when every client process is connected.
+      await asyncio.sleep(0.01)
+    cpu_start, start = time.process_time(), time.perf_counter()
+    state['counting'] = True
+    await asyncio.sleep(seconds)
+    state['counting'] = False
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    stop.set()
+    await asyncio.wait(tasks, timeout=30)
+    return {'replies': state['replies'], 'seconds': elapsed, 'cpu_s': cpu}
+
+  result = asyncio.run(main())
+  np.save(out_path + '.npy', np.asarray(state['round_trips'], np.float32))
+  with open(out_path, 'w') as f:
+    json.dump(result, f)
+
+
+def _cpu_s(pid: int) -> float:
+  """User + system CPU seconds of a process (Linux /proc)."""
+  with open(f'/proc/{pid}/stat') as f:
+    fields = f.read().rpartition(')')[2].split()
+  return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def _progress_rows(logdir: str) -> List[dict]:
+  path = os.path.join(logdir, 'progress.csv')
+  if not os.path.exists(path):
+    return []
+  with open(path) as f:
+    return list(csv.DictReader(f))
+
+
+def measure(port: int, learner_pid: int, logdir: str, spec_json: str, env_name: str,
+            num_streams: int, point: int, args) -> Dict[str, float]:
+  """One point of the table: `num_streams` streams over `args.client_processes`."""
+  ctx = mp.get_context('spawn')
+  ready = [ctx.Event() for _ in range(args.client_processes)]
+  go = ctx.Event()
+  shares = [num_streams // args.client_processes + (i < num_streams % args.client_processes)
+            for i in range(args.client_processes)]
+  with tempfile.TemporaryDirectory(prefix='seed-load-') as scratch:
+    outs = [os.path.join(scratch, f'client_{i}.json') for i in range(len(shares))]
+    clients = [ctx.Process(target=_client_process, args=(
+        port, spec_json, env_name, 100_000 * (point + 1) + 10_000 * i, share,
+        args.envs_per_stream, args.think_ms, args.seconds, outs[i], ready[i], go))
+               for i, share in enumerate(shares) if share > 0]
+    for client in clients:
+      client.start()
+    try:
+      deadline = time.monotonic() + CONNECT_TIMEOUT_S + 60
+      for client, event in zip(clients, ready):
+        while not event.wait(0.2):
+          if client.exitcode is not None or time.monotonic() > deadline:
+            raise RuntimeError(f'a client of {num_streams} streams did not connect (exit '
+                               f'{client.exitcode}); learner log: {_log_tail(logdir)}')
+      time.sleep(args.warmup_s)
+      rows_before = len(_progress_rows(logdir))
+      learner_cpu_before = _cpu_s(learner_pid)
+      go.set()
+      time.sleep(args.seconds)
+      learner_cpu = _cpu_s(learner_pid) - learner_cpu_before
+      for client in clients:
+        client.join(timeout=60)
+        if client.exitcode != 0:
+          raise RuntimeError(f'a client of {num_streams} streams exited {client.exitcode}')
+    finally:
+      for client in clients:
+        if client.is_alive():
+          client.kill()
+    results = [json.load(open(out)) for out, share in zip(outs, shares) if share > 0]
+    round_trips = np.concatenate([np.load(out + '.npy', allow_pickle=False)
+                                  for out, share in zip(outs, shares) if share > 0])
+  rows = _progress_rows(logdir)[rows_before:]
+  batches = [float(r['mean_inference_batch']) for r in rows
+             if float(r.get('mean_inference_batch') or 0) > 0]
+  seconds = statistics.mean(r['seconds'] for r in results)
+  return {
+      'obs_per_s': sum(r['replies'] for r in results) * args.envs_per_stream / seconds,
+      'round_trip_ms_p50': float(np.percentile(round_trips, 50)) if len(round_trips) else None,
+      'round_trip_ms_p99': float(np.percentile(round_trips, 99)) if len(round_trips) else None,
+      'mean_batch': statistics.mean(batches) if batches else None,
+      'learner_cpu_pct': 100 * learner_cpu / args.seconds,
+      'client_cpu_pct': 100 * sum(r['cpu_s'] for r in results) / seconds,
+  }
+
+
+def _log_tail(logdir: str, lines: int = 20) -> str:
+  path = os.path.join(logdir, 'logs', 'learner.log')
+  if not os.path.exists(path):
+    return '(no log)'
+  with open(path, errors='replace') as f:
+    return ''.join(f.readlines()[-lines:])
+
+
+def _env_spec(gin_file: str, gin_bindings: List[str]):
+  """(EnvSpec as JSON, env name) of the config, as the learner probes it."""
+  import dataclasses  # pylint: disable=g-import-not-at-top
+  sys.path.insert(0, REPO)
+  from seed import config  # pylint: disable=g-import-not-at-top
+  from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
+  config.parse_gin([gin_file], gin_bindings, skip_unknown=True)
+  env_config = EnvConfig()
+  return json.dumps(dataclasses.asdict(env_config.spec())), env_config.name
+
+
+def parse_streams(text: str) -> List[int]:
+  """'1,10,100' -> [1, 10, 100]; each count in 1..MAX_STREAMS."""
+  try:
+    counts = [int(part) for part in text.split(',') if part.strip()]
+  except ValueError:
+    raise ValueError(f'--streams {text!r} is not a comma-separated list of integers') from None
+  bad = [n for n in counts if not 1 <= n <= MAX_STREAMS]
+  if not counts or bad:
+    raise ValueError(f'--streams {text!r}: each count must be in 1..{MAX_STREAMS}'
+                     + (f' (not {bad})' if bad else ''))
+  return counts
+
+
+def _fmt(value: Optional[float], digits: int = 0) -> str:
+  return '—' if value is None else f'{value:,.{digits}f}'
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--env', default='atari', help='gin/<env>/<agent>.gin')
+  parser.add_argument('--agent', default='vtrace')
+  parser.add_argument('--gin_bindings', action='append', default=[])
+  parser.add_argument('--streams', default='1,10,100,300,1000',
+                      help=f'comma-separated stream counts, each at most {MAX_STREAMS}')
+  parser.add_argument('--envs_per_stream', type=int, default=1)
+  parser.add_argument('--think_ms', type=float, default=0.0,
+                      help='pause before each step, as an env step would take')
+  parser.add_argument('--client_processes', type=int, default=1)
+  parser.add_argument('--seconds', type=float, default=10.0, help='measured per point')
+  parser.add_argument('--warmup_s', type=float, default=3.0)
+  parser.add_argument('--inference_batch_size', type=int, default=64)
+  parser.add_argument('--learner_flag', action='append', default=[],
+                      help='extra learner flag, repeatable')
+  parser.add_argument('--out', help='also write the table to this markdown file')
+  args = parser.parse_args(argv)
+  try:
+    counts = parse_streams(args.streams)
+  except ValueError as e:
+    parser.error(str(e))
+  if not 1 <= args.client_processes <= 64:
+    parser.error(f'--client_processes {args.client_processes}: accepted 1..64')
+  if not 0 < args.seconds <= 600:
+    parser.error(f'--seconds {args.seconds:g}: accepted (0, 600]')
+  gin_file = os.path.join(REPO, 'gin', args.env, f'{args.agent}.gin')
+  if not os.path.exists(gin_file):
+    parser.error(f'no config {gin_file}')
+  spec_json, env_name = _env_spec(gin_file, args.gin_bindings)
+
+  lines = [f'{args.env}/{args.agent}, {os.cpu_count()} CPUs, {args.envs_per_stream} env(s) '
+           f'per stream, think {args.think_ms:g} ms, {args.client_processes} client '
+           f'process(es); {args.seconds:g} s per point; learner flags {args.learner_flag}', '',
+           '| streams | obs/s | round trip p50 / p99 (ms) | mean batch | learner CPU (% of a '
+           'core) | clients CPU (% of a core) |', '|---:|---:|---|---:|---:|---:|']
+  print('\n'.join(lines), flush=True)
+  with tempfile.TemporaryDirectory(prefix='seed-capacity-') as logdir:
+    learner = processes.start_learner(
+        logdir, args.agent,
+        [f'--gin_file={gin_file}', '--notrain', '--progress_interval_s=0.5',
+         '--checkpoint_interval_s=1e9', f'--inference_batch_size={args.inference_batch_size}',
+         f'--max_actor_streams={max(counts) + 8}']
+        + [f'--gin_bindings={b}' for b in args.gin_bindings] + args.learner_flag)
+    try:
+      port = processes.wait_for_port(learner, logdir)
+      for point, num_streams in enumerate(counts):
+        row = measure(port, learner.pid, logdir, spec_json, env_name, num_streams, point, args)
+        line = (f'| {num_streams:,} | {_fmt(row["obs_per_s"])} | '
+                f'{_fmt(row["round_trip_ms_p50"], 2)} / {_fmt(row["round_trip_ms_p99"], 2)} | '
+                f'{_fmt(row["mean_batch"], 1)} | {_fmt(row["learner_cpu_pct"])} | '
+                f'{_fmt(row["client_cpu_pct"])} |')
+        lines.append(line)
+        print(line, flush=True)
+    finally:
+      processes.stop([learner], timeout_s=120)
+  if args.out:
+    with open(args.out, 'w') as f:
+      f.write('\n'.join(lines) + '\n')
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -1,0 +1,63 @@
+"""The model's own inference cost: one agent's batched policy, timed alone.
+
+  python -m bench.model_cost --gin_file gin/atari/vtrace.gin --agent vtrace \
+      --batch_sizes 1,2,4,8,16 --tf_intra_op_threads 1
+
+Builds the agent as the learner does (gin, the env's spec, warm-up), then calls the
+traced policy the learner calls (`agent.batched_policy(size)`) on zero inputs of each
+batch size, `--calls` times after `--warmup_calls`, and prints one JSON line per size:
+wall and CPU milliseconds per call (CPU counts every TensorFlow thread of the process).
+bench.throughput uses it for its compute-aware ceiling.
+"""
+import argparse
+import json
+import sys
+import time
+
+
+def measure(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,
+            calls: int, warmup_calls: int, gin_bindings=()):
+  """[{'batch_size', 'wall_ms', 'cpu_ms'}] per batch size."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  if intra_op_threads:
+    tf.config.threading.set_intra_op_parallelism_threads(intra_op_threads)
+  from seed import agents, config  # pylint: disable=g-import-not-at-top
+  from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
+  config.register_learner_configurables(agent_name)
+  config.parse_gin([gin_file], list(gin_bindings))
+  agent = agents.agent_class(agent_name)(env_spec=EnvConfig().spec())
+  agent.warm_up(list(batch_sizes))
+  rows = []
+  for size in batch_sizes:
+    policy = agent.batched_policy(size)
+    inputs = agent._example_inputs(size)  # pylint: disable=protected-access
+    for _ in range(warmup_calls):
+      policy(*inputs)
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(calls):
+      out = policy(*inputs)
+    tf.nest.map_structure(lambda t: t.numpy(), out)  # Wait for the last call's results.
+    rows.append({'batch_size': size, 'wall_ms': 1000 * (time.perf_counter() - wall) / calls,
+                 'cpu_ms': 1000 * (time.process_time() - cpu) / calls})
+  return rows
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--gin_file', required=True)
+  parser.add_argument('--gin_bindings', action='append', default=[])
+  parser.add_argument('--agent', default='vtrace')
+  parser.add_argument('--batch_sizes', default='1,2,4,8,16,32,64')
+  parser.add_argument('--tf_intra_op_threads', type=int, default=0)
+  parser.add_argument('--calls', type=int, default=200)
+  parser.add_argument('--warmup_calls', type=int, default=20)
+  args = parser.parse_args(argv)
+  sizes = [int(s) for s in args.batch_sizes.split(',')]
+  for row in measure(args.gin_file, args.agent, sizes, args.tf_intra_op_threads, args.calls,
+                     args.warmup_calls, args.gin_bindings):
+    print(json.dumps(row), flush=True)
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -56,8 +56,9 @@ wheel="$(ls "$WHEELS"/gfootball-"$GFOOTBALL_VERSION"-"$tag"-*.whl 2>/dev/null | 
 if [ -z "$wheel" ]; then
   echo "football: building gfootball $GFOOTBALL_VERSION (C++ engine; ~11 min on 2 cores) into $WHEELS"
   started=$(date +%s)
-  PATH="$VENV/bin:$PATH" "$VENV/bin/pip" wheel --quiet --no-build-isolation --no-deps \
-    -w "$WHEELS" "gfootball==$GFOOTBALL_VERSION"
+  # --no-cache-dir: the wheel is kept here, in $WHEELS, not in pip's own cache.
+  PATH="$VENV/bin:$PATH" "$VENV/bin/pip" wheel --quiet --no-cache-dir --no-build-isolation \
+    --no-deps -w "$WHEELS" "gfootball==$GFOOTBALL_VERSION"
   echo "football: built in $(( $(date +%s) - started )) s"
   wheel="$(ls "$WHEELS"/gfootball-"$GFOOTBALL_VERSION"-"$tag"-*.whl | head -1)"
 fi

@@ -14,7 +14,8 @@ def test_throughput_benchmark_prints_a_full_row(tmp_path):
   out = tmp_path / 'table.md'
   result = subprocess.run(
       [sys.executable, '-m', 'bench.throughput', '--env=toy', '--agent=vtrace', '--actors=1',
-       '--envs=2', '--warmup_s=0.5', '--window_s=1', '--windows=1', f'--out={out}'],
+       '--envs=2', '--warmup_s=0.5', '--window_s=1', '--windows=1', '--inference_batch_size=2',
+       f'--out={out}'],
       capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
   assert result.returncode == 0, result.stdout + result.stderr
   row = next(line for line in out.read_text().splitlines() if line.startswith('| 1 × 2 |'))
@@ -131,3 +132,16 @@ def test_replay_prefetch_benchmark_prints_a_row_per_depth():
   assert result.returncode == 0, result.stdout + result.stderr
   rows = re.findall(r'^\| (\d) \| ([\d.]+) \| ([\d.]+) \|$', result.stdout, re.MULTILINE)
   assert [row[0] for row in rows] == ['0', '1'], result.stdout
+
+
+def test_r2d2_step_counts_the_nature_cnn_by_hand():
+  from bench import r2d2_step  # pylint: disable=g-import-not-at-top
+  # 84 -> 20 (8x8 stride 4) -> 9 (4x4 stride 2) -> 7 (3x3): 20*20*32*8*8*4 multiply-adds first.
+  assert r2d2_step.conv_macs(84, 8, 4, 4, 32) == (3_276_800, 20)
+  assert r2d2_step.conv_macs(20, 4, 2, 32, 64) == (2_654_208, 9)
+  assert r2d2_step.conv_macs(9, 3, 1, 64, 64) == (1_806_336, 7)
+  dense, lstm, heads = 7 * 7 * 64 * 512, (512 + 512) * 4 * 512, 512 * 512 * 2 + 512 * 7
+  assert r2d2_step.nature_dueling_lstm_macs(6, 512, 512) == (
+      3_276_800 + 2_654_208 + 1_806_336 + dense + lstm + heads)
+  # A backward pass counts twice its forward.
+  assert r2d2_step.step_flops(10, 4, 1_000) == 2 * 1_000 * (10 + 8)

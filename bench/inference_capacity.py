@@ -35,6 +35,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from bench import processes
+from seed.local_processes import learner_last_line
 
 REPO = processes.REPO
 MAX_STREAMS = 1000
@@ -154,7 +155,7 @@ def measure(port: int, learner_pid: int, logdir: str, spec_json: str, env_name: 
         while not event.wait(0.2):
           if client.exitcode is not None or time.monotonic() > deadline:
             raise RuntimeError(f'a client of {num_streams} streams did not connect (exit '
-                               f'{client.exitcode}); learner log: {_log_tail(logdir)}')
+                               f'{client.exitcode}); learner: {learner_last_line(logdir)}')
       time.sleep(args.warmup_s)
       rows_before = len(_progress_rows(logdir))
       learner_cpu_before = _cpu_s(learner_pid)
@@ -184,14 +185,6 @@ def measure(port: int, learner_pid: int, logdir: str, spec_json: str, env_name: 
       'learner_cpu_pct': 100 * learner_cpu / args.seconds,
       'client_cpu_pct': 100 * sum(r['cpu_s'] for r in results) / seconds,
   }
-
-
-def _log_tail(logdir: str, lines: int = 20) -> str:
-  path = os.path.join(logdir, 'logs', 'learner.log')
-  if not os.path.exists(path):
-    return '(no log)'
-  with open(path, errors='replace') as f:
-    return ''.join(f.readlines()[-lines:])
 
 
 def _env_spec(gin_file: str, gin_bindings: List[str]):

@@ -93,22 +93,21 @@ def measure_env_limit(gin_file: str, frames_per_step: int, num_processes: int, n
   while steps.value == 0:  # imports and env construction
     time.sleep(0.05)
   measure_from = time.monotonic() - start + args.warmup_s
-  samples, cpu_at = [], {}
+  samples = []  # (time s, frames, env CPU s)
   while time.monotonic() - start < measure_from + args.windows * args.window_s + 0.2:
-    now = time.monotonic() - start
     with steps.get_lock():
-      samples.append((now, steps.value * frames_per_step))
-      cpu_at[now] = cpu_s.value
+      samples.append((time.monotonic() - start, steps.value * frames_per_step, cpu_s.value))
     time.sleep(0.1)
   stop.set()
   for p in processes:
     p.join()
-  rates = _windows_rate(samples, measure_from, args.window_s, args.windows)
-  measured = [(t, frames) for t, frames in samples if t >= measure_from]
-  frames = measured[-1][1] - measured[0][1]
+  rates = _windows_rate([(t, frames) for t, frames, _ in samples], measure_from,
+                        args.window_s, args.windows)
+  measured = [sample for sample in samples if sample[0] >= measure_from]
+  first, last = measured[0], measured[-1]
+  frames = last[1] - first[1]
   return {'frames_per_s': statistics.median(rates),
-          'cpu_s_per_frame': ((cpu_at[measured[-1][0]] - cpu_at[measured[0][0]]) / frames
-                              if frames > 0 else None)}
+          'cpu_s_per_frame': (last[2] - first[2]) / frames if frames > 0 else None}
 
 
 def model_costs(gin_file: str, agent: str, batch_sizes: List[int],

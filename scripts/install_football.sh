@@ -40,18 +40,7 @@ if ! $debian_only; then
   rm -f "$READY"
 fi
 
-if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  missing=()
-  for package in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" ||
-      missing+=("$package")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "football: installing ${missing[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
-  fi
-fi
+scripts/install_debian_packages.sh "${PACKAGES[@]}"
 $debian_only && exit 0
 
 if [ ! -x "$VENV/bin/python" ]; then

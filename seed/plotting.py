@@ -3,17 +3,29 @@
   seed plot runs/catch_a runs/catch_b --out catch.png
   seed plot runs/dmc15/cheetah-run__seed=0 --baseline runs/sac_cheetah --out cheetah.png
   seed plot runs/grid --compare --out grid.png      (python -m seed plot ... likewise)
+  seed plot runs/ppo runs/sac --reference 'cleanrl SAC, 1M=9600' \
+      --save_data docs/figures/halfcheetah.csv --out docs/learning_halfcheetah.png
+  seed plot docs/figures/halfcheetah.csv --out docs/learning_halfcheetah.png
 
 Each RUN is a run directory (its events files), or a directory of run directories, each
 a seed of the same experiment (the experiment runner's `<name>__seed=<k>`). A learner
 that trained several seeds (--num_seeds) logged each under `seed_<k>/`: those are its
 seeds. The curve of a seed is the running mean of its episode returns (--window
 episodes) against env frames and against wall time; over several seeds, the mean and
-the band between the lowest and highest seed. --baseline draws another RUN dashed
-behind the rest; --compare gives each RUN a panel of its own, side by side, instead of
-one panel for all.
+the band between the lowest and highest seed. Wall time is training time: a run
+resumed from its checkpoints (a new events file per learner start) continues from
+where the last file ended, without the pause between. --baseline draws another RUN
+dashed behind the rest; --compare gives each RUN a panel of its own, side by side,
+instead of one panel for all; --reference draws a published figure as a horizontal
+line; --max_env_frames cuts runs of different lengths to one budget.
+
+--save_data writes every episode the figure uses (run label, baseline or run, seed,
+env frames, wall time, return) to a CSV, small enough to keep beside the figure; a RUN
+that is such a CSV brings back its runs and baseline under their labels, so the figure
+can be drawn again when the run directories are gone.
 """
 import argparse
+import csv
 import glob
 import os
 import sys
@@ -29,12 +41,20 @@ class NoCurves(ValueError):
   """A path with no event files, or event files without the metric."""
 
 
+DATA_COLUMNS = ('label', 'role', 'seed', 'env_frames', 'wall_s', 'episode_return')
+
+
 class Seed:
   """One seed's episodes: env frames, wall time since its first episode (s), return."""
 
   def __init__(self, frames: np.ndarray, wall_s: np.ndarray, returns: np.ndarray):
     order = np.argsort(frames, kind='stable')
     self.frames, self.wall_s, self.returns = frames[order], wall_s[order], returns[order]
+
+  def up_to(self, max_env_frames: float) -> 'Seed':
+    """The episodes that ended by max_env_frames."""
+    keep = self.frames <= max_env_frames
+    return Seed(self.frames[keep], self.wall_s[keep], self.returns[keep])
 
 
 def running_mean(values: np.ndarray, window: int) -> np.ndarray:
@@ -50,26 +70,82 @@ def _read_events(run_dir: str, metric: str) -> Dict[str, List[Tuple[int, float, 
   from tensorboard.backend.event_processing import event_accumulator  # pylint: disable=g-import-not-at-top,import-outside-toplevel
   from tensorboard.util import tensor_util  # pylint: disable=g-import-not-at-top,import-outside-toplevel
   found: Dict[str, List[Tuple[int, float, float]]] = {}
+  # Each learner start writes a file of its own (its name begins with its start time);
+  # shifting each file's clock to begin where the last one ended leaves out the pauses
+  # between a stop and the resume.
+  clock_end_s = None
   for path in sorted(glob.glob(os.path.join(run_dir, EVENTS_GLOB))):
     events = event_accumulator.EventAccumulator(
         path, size_guidance={event_accumulator.TENSORS: 0, event_accumulator.SCALARS: 0})
     events.Reload()
     tags = events.Tags()
+    in_file: Dict[str, List[Tuple[int, float, float]]] = {}
     for tag in tags.get('tensors', []):
       if tag == metric or (tag.startswith('seed_') and tag.endswith('/' + metric)):
         prefix = tag[:-len(metric)]
-        found.setdefault(prefix, []).extend(
+        in_file.setdefault(prefix, []).extend(
             (e.step, e.wall_time, float(tensor_util.make_ndarray(e.tensor_proto)))
             for e in events.Tensors(tag))
     for tag in tags.get('scalars', []):  # Event files from other writers.
       if tag == metric:
-        found.setdefault('', []).extend((e.step, e.wall_time, e.value) for e in events.Scalars(tag))
+        in_file.setdefault('', []).extend((e.step, e.wall_time, e.value)
+                                          for e in events.Scalars(tag))
+    times = [t for points in in_file.values() for _, t, _ in points]
+    if not times:
+      continue
+    # The file's clock starts at the learner's start, which its first event follows.
+    start_s = min(events.FirstEventTimestamp(), min(times))
+    shift_s = 0.0 if clock_end_s is None else clock_end_s - start_s
+    for prefix, points in in_file.items():
+      found.setdefault(prefix, []).extend((step, t + shift_s, v) for step, t, v in points)
+    clock_end_s = max(times) + shift_s
   return found
 
 
 def _seed(points: List[Tuple[int, float, float]]) -> Seed:
   array = np.array(points, np.float64)
   return Seed(array[:, 0], array[:, 1] - array[:, 1].min(), array[:, 2])
+
+
+def load_data(path: str) -> Tuple[Dict[str, List[Seed]], Optional[Tuple[str, List[Seed]]]]:
+  """The runs ({label: seeds}, in file order) and the baseline (or None) of a CSV that
+  --save_data wrote; NoCurves naming the path and the columns when it is not one."""
+  if not os.path.isfile(path):
+    raise NoCurves(f'{path}: no such curve file')
+  rows: Dict[Tuple[str, str], Dict[int, List[Tuple[float, float, float]]]] = {}
+  with open(path, newline='') as f:
+    reader = csv.DictReader(f)
+    if tuple(reader.fieldnames or ()) != DATA_COLUMNS:
+      raise NoCurves(f'{path}: not a curve file of seed plot --save_data (columns '
+                     f'{",".join(DATA_COLUMNS)}; found {",".join(reader.fieldnames or [])})')
+    for row in reader:
+      if row['role'] not in ('run', 'baseline'):
+        raise NoCurves(f'{path}: role {row["role"]!r}; expected run or baseline')
+      rows.setdefault((row['label'], row['role']), {}).setdefault(int(row['seed']), []).append(
+          (float(row['env_frames']), float(row['wall_s']), float(row['episode_return'])))
+  if not rows:
+    raise NoCurves(f'{path}: no episodes in it')
+  curves = {key: [Seed(*np.array(points, np.float64).T) for _, points in sorted(by_seed.items())]
+            for key, by_seed in rows.items()}
+  runs = {label: seeds for (label, role), seeds in curves.items() if role == 'run'}
+  baselines = [(label, seeds) for (label, role), seeds in curves.items() if role == 'baseline']
+  return runs, (baselines[0] if baselines else None)
+
+
+def save_data(path: str, runs: Dict[str, List[Seed]],
+              baseline: Optional[Tuple[str, List[Seed]]]) -> None:
+  """Every episode of the figure, as load_data reads it back."""
+  labelled = [(label, 'run', seeds) for label, seeds in runs.items()]
+  if baseline is not None:
+    labelled.append((baseline[0], 'baseline', baseline[1]))
+  os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+  with open(path, 'w', newline='') as f:
+    writer = csv.writer(f)
+    writer.writerow(DATA_COLUMNS)
+    for label, role, seeds in labelled:
+      for k, seed in enumerate(seeds):
+        for frames, wall_s, value in zip(seed.frames, seed.wall_s, seed.returns):
+          writer.writerow([label, role, k, int(frames), f'{wall_s:.1f}', f'{value:.6g}'])
 
 
 def load_run(path: str, metric: str = METRIC) -> List[Seed]:
@@ -109,7 +185,8 @@ def band(seeds: Sequence[Seed], axis: str, window: int, points: int = 200):
 
 
 def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
-         baseline: Optional[Tuple[str, List[Seed]]] = None, compare: bool = False) -> None:
+         baseline: Optional[Tuple[str, List[Seed]]] = None, compare: bool = False,
+         references: Sequence[Tuple[str, float]] = ()) -> None:
   import matplotlib  # pylint: disable=g-import-not-at-top,import-outside-toplevel
   matplotlib.use('Agg')  # Files only: no display.
   from matplotlib import pyplot  # pylint: disable=g-import-not-at-top,import-outside-toplevel
@@ -135,6 +212,10 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
       ax.plot(x / scale, mean, color=color, label=label + seeds_text)
       if len(seeds) > 1:
         ax.fill_between(x / scale, low, high, color=color, alpha=0.2)
+      for name, value in references:
+        ax.axhline(value, color='grey', linestyle=':', linewidth=1)
+        ax.annotate(name, (0, value), xycoords=('axes fraction', 'data'),
+                    textcoords='offset points', xytext=(4, 3), fontsize=8, color='grey')
       ax.set_xlabel(unit)
       ax.set_ylabel(f'return (mean of {window} episodes)')
       ax.grid(alpha=0.3)
@@ -147,6 +228,24 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
 
 def _label(path: str) -> str:
   return os.path.basename(os.path.normpath(path))
+
+
+def _reference(text: str) -> Tuple[str, float]:
+  """--reference LABEL=RETURN as (label, return); ValueError naming the text otherwise."""
+  label, _, value = text.rpartition('=')
+  try:
+    return label, float(value)
+  except ValueError:
+    raise ValueError(f'--reference={text!r}; expected LABEL=RETURN, e.g. '
+                     "'cleanrl PPO, 1M=1400'") from None
+
+
+def _cut(label: str, seeds: List[Seed], max_env_frames: float) -> List[Seed]:
+  """The seeds' episodes up to max_env_frames; NoCurves when none is left."""
+  cut = [seed.up_to(max_env_frames) for seed in seeds]
+  if not all(len(seed.frames) for seed in cut):
+    raise NoCurves(f'{label}: no episode ended by --max_env_frames={max_env_frames:g}')
+  return cut
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -164,21 +263,42 @@ def main(argv: Optional[List[str]] = None) -> int:
   parser.add_argument('--label', action='append', default=[],
                       help='a name for each RUN, in order (default: its directory name)')
   parser.add_argument('--baseline_label', help="the baseline's name")
+  parser.add_argument('--reference', action='append', default=[], metavar='LABEL=RETURN',
+                      help="a horizontal line, e.g. a published figure: 'cleanrl, 1M=1400'")
+  parser.add_argument('--max_env_frames', type=float,
+                      help='only the episodes that ended by this many env frames')
+  parser.add_argument('--save_data', metavar='CSV',
+                      help="also write the figure's episodes here (a RUN can be that file)")
   args = parser.parse_args(argv)
   try:
     if args.window < 1:
       raise ValueError(f'--window={args.window}; expected at least 1')
     if len(args.label) > len(args.runs):
       raise ValueError(f'{len(args.label)} --label for {len(args.runs)} runs')
-    runs = {}
+    references = [_reference(text) for text in args.reference]
+    runs, baseline = {}, None
     for i, path in enumerate(args.runs):
-      label = args.label[i] if i < len(args.label) else _label(path)
-      if label in runs:  # Two runs of one name: told apart by their place.
-        label = f'{label} ({len(runs) + 1})'
-      runs[label] = load_run(path, args.metric)
-    baseline = ((args.baseline_label or _label(args.baseline), load_run(args.baseline, args.metric))
-                if args.baseline else None)
-    plot(runs, args.out, args.window, args.title, baseline, args.compare)
+      if path.endswith('.csv'):
+        saved_runs, saved_baseline = load_data(path)
+        loaded = list(saved_runs.items())
+        baseline = baseline or saved_baseline
+      else:
+        loaded = [(args.label[i] if i < len(args.label) else _label(path),
+                   load_run(path, args.metric))]
+      for label, seeds in loaded:
+        if label in runs:  # Two runs of one name: told apart by their place.
+          label = f'{label} ({len(runs) + 1})'
+        runs[label] = seeds
+    if args.baseline:
+      baseline = (args.baseline_label or _label(args.baseline),
+                  load_run(args.baseline, args.metric))
+    if args.max_env_frames is not None:
+      runs = {label: _cut(label, seeds, args.max_env_frames) for label, seeds in runs.items()}
+      if baseline is not None:
+        baseline = (baseline[0], _cut(baseline[0], baseline[1], args.max_env_frames))
+    if args.save_data:
+      save_data(args.save_data, runs, baseline)
+    plot(runs, args.out, args.window, args.title, baseline, args.compare, references)
   except ValueError as e:
     print(f'seed plot: {e}', file=sys.stderr)
     return 2

@@ -110,7 +110,7 @@ def test_classic_suite_plot_and_feature_scale_run_end_to_end(tmp_path):
   assert (tmp_path / 'suite.jsonl').read_text().count('\n') == 1
   png = tmp_path / 'curve.png'
   plot = subprocess.run(
-      [sys.executable, '-m', 'bench.plot_curves', f'--run=cartpole={tmp_path / "cartpole"}',
+      [sys.executable, '-m', 'seed', 'plot', str(tmp_path / 'cartpole'),
        '--reference=target=400', '--max_env_frames=2000', f'--out={png}'],
       capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
   assert plot.returncode == 0, plot.stdout + plot.stderr

@@ -3,6 +3,7 @@ side by side; paths without curves named."""
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -13,13 +14,15 @@ from tests.processes import REPO, _env
 tf = pytest.importorskip('tensorflow')
 
 
-def _write_run(run_dir, returns_by_tag, frames_per_episode=100):
+def _write_run(run_dir, returns_by_tag, frames_per_episode=100, first_frame=None):
   """Event files as the learner writes them: each episode's return at its end frame."""
+  first_frame = first_frame or frames_per_episode
   writer = tf.summary.create_file_writer(str(run_dir))
   with writer.as_default():
     for tag, returns in returns_by_tag.items():
       for i, value in enumerate(returns):
-        tf.summary.scalar(tag, np.float32(value), step=np.int64((i + 1) * frames_per_episode))
+        tf.summary.scalar(tag, np.float32(value),
+                          step=np.int64(first_frame + i * frames_per_episode))
   writer.close()
 
 
@@ -69,6 +72,56 @@ def test_paths_without_curves_are_named(tmp_path, capsys):
   assert plotting.main([str(tmp_path / 'nope'), '--out', str(tmp_path / 'x.png')]) == 2
   assert 'nope: not a directory' in capsys.readouterr().err
   assert not os.path.exists(tmp_path / 'x.png')
+
+
+def test_a_resumed_run_continues_its_clock_without_the_pause(tmp_path):
+  run = tmp_path / 'resumed'
+  _write_run(run, {'episode/return': [1, 2]})
+  [first] = plotting.load_run(str(run))
+  time.sleep(2.5)  # The pause between a stop and the resume: not training time.
+  # The resumed learner's own events file, named by its (later) start time.
+  _write_run(run, {'episode/return': [3, 4]}, first_frame=300)
+  [seed] = plotting.load_run(str(run))
+  assert list(seed.frames) == [100, 200, 300, 400]
+  assert list(seed.returns) == [1, 2, 3, 4]
+  # Written within a second or so of each other: no 2.5 s jump between the files.
+  assert seed.wall_s[-1] - first.wall_s[-1] < 2.0
+
+
+def test_references_a_frame_budget_and_the_saved_data_round_trip(tmp_path):
+  for k in range(2):
+    _write_run(tmp_path / 'grid' / f'catch__seed={k}', {'episode/return': [k, k + 1, k + 2]})
+  _write_run(tmp_path / 'single', {'episode/return': [5, 6, 7]})
+  data = tmp_path / 'figures' / 'catch.csv'
+  first = str(tmp_path / 'first.png')
+  assert plotting.main([str(tmp_path / 'grid'), '--label', 'grid', '--baseline',
+                        str(tmp_path / 'single'), '--reference', 'published, 1M=4.5',
+                        '--max_env_frames', '200', '--save_data', str(data),
+                        '--out', first]) == 0
+  runs, baseline = plotting.load_data(str(data))
+  assert list(runs) == ['grid'] and baseline[0] == 'single'
+  assert [list(s.returns) for s in runs['grid']] == [[0, 1], [1, 2]]
+  assert list(baseline[1][0].frames) == [100, 200]
+  again = str(tmp_path / 'again.png')
+  assert plotting.main([str(data), '--out', again]) == 0
+  assert os.path.getsize(again) > 0
+  assert plotting._reference('cleanrl PPO, 1M=1400') == ('cleanrl PPO, 1M', 1400.0)
+
+
+def test_bad_references_budgets_and_curve_files_are_named(tmp_path, capsys):
+  _write_run(tmp_path / 'single', {'episode/return': [5, 6, 7]})
+  out = str(tmp_path / 'x.png')
+  assert plotting.main([str(tmp_path / 'single'), '--reference', 'cleanrl', '--out', out]) == 2
+  assert "--reference='cleanrl'; expected LABEL=RETURN" in capsys.readouterr().err
+  assert plotting.main([str(tmp_path / 'single'), '--max_env_frames', '50', '--out', out]) == 2
+  assert 'single: no episode ended by --max_env_frames=50' in capsys.readouterr().err
+  other = tmp_path / 'other.csv'
+  other.write_text('step,value\n1,2\n')
+  assert plotting.main([str(other), '--out', out]) == 2
+  assert 'not a curve file of seed plot --save_data' in capsys.readouterr().err
+  assert plotting.main([str(tmp_path / 'missing.csv'), '--out', out]) == 2
+  assert 'missing.csv: no such curve file' in capsys.readouterr().err
+  assert not os.path.exists(out)
 
 
 def test_the_seed_command():

@@ -45,7 +45,8 @@ class Metrics:
                summary_dir: Optional[str] = None, num_seeds: int = 1,
                log_train_steps: bool = False):
     """With `num_seeds` > 1 (an agent training several seeds), episodes.csv has a `seed`
-    column and TensorBoard each seed's returns under seed_<k>/ too. With
+    column and TensorBoard each seed's returns under seed_<k>/ too, at that seed's frames
+    (the learner's frames / num_seeds: see _write_summaries). With
     `log_train_steps`, train_steps.csv gets a line per train step: the learner step and
     the train step's logs (losses, statistics), in full float precision."""
     os.makedirs(logdir, exist_ok=True)
@@ -194,13 +195,17 @@ class Metrics:
             ('', 'episode/return', 'episode/length', episodes),
             ('', 'eval/episode_return', 'eval/episode_length', eval_episodes)):
           for frames, episode_return, episode_steps, seed_index in logged:
-            # Several seeds: every seed's curve of its own, beside the mixed one.
-            tags = [prefix] + ([f'seed_{seed_index}/'] if self._num_seeds > 1 else [])
-            for tag_prefix in tags:
+            # Several seeds: every seed's curve of its own, beside the mixed one, at
+            # that seed's own frames. Env k acts for seed k mod num_seeds, so with a
+            # number of envs that is a multiple of num_seeds (bench.dmc15: one env per
+            # seed) the seeds step equally often and each has played frames / N.
+            tags = [(prefix, frames)] + ([(f'seed_{seed_index}/', frames // self._num_seeds)]
+                                         if self._num_seeds > 1 else [])
+            for tag_prefix, step in tags:
               tf.summary.scalar(tag_prefix + return_tag, np.float32(episode_return),
-                                step=np.int64(frames))
+                                step=np.int64(step))
               tf.summary.scalar(tag_prefix + length_tag, np.float32(episode_steps),
-                                step=np.int64(frames))
+                                step=np.int64(step))
         for name, value in scalars.items():
           tf.summary.scalar(name, np.float32(value))
       self._writer.flush()

@@ -61,6 +61,21 @@ def test_seeds_come_from_run_directories_or_from_one_multi_seed_learner(tmp_path
   assert os.path.getsize(side) > 0
 
 
+def test_a_multi_seed_learner_logs_each_seed_at_its_own_frames(tmp_path):
+  from seed import metrics as metrics_lib  # pylint: disable=g-import-not-at-top
+  from seed.counters import Counters  # pylint: disable=g-import-not-at-top
+  counters = Counters()
+  metrics = metrics_lib.Metrics(str(tmp_path), counters, num_seeds=2)
+  for i in range(4):  # Two envs, one per seed, stepping together: 100 frames each.
+    counters.add(env_frames=200)
+    metrics.on_episode(float(i), 100, seed_index=i % 2)
+  metrics.tick(0.0)
+  metrics.close()
+  seeds = plotting.load_run(str(tmp_path))
+  assert [list(s.frames) for s in seeds] == [[100, 300], [200, 400]]
+  assert [list(s.returns) for s in seeds] == [[0, 2], [1, 3]]
+
+
 def test_paths_without_curves_are_named(tmp_path, capsys):
   empty = tmp_path / 'empty'
   empty.mkdir()

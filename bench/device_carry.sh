@@ -39,4 +39,4 @@ grep -qx '/.dev\*/' .git/info/exclude 2>/dev/null || echo '/.dev*/' >> .git/info
 for k in $(seq 1 "$pieces"); do
   rm -rf ".dev$k" && mkdir ".dev$k" && mv "$work/part.$(printf %02d $((k - 1)))" ".dev$k/"
 done
-echo "bench/device_carry.sh: $size bytes in $pieces pieces: $(ls -d .dev[0-9]*)"
+echo "bench/device_carry.sh: $size bytes in $pieces pieces: $(echo .dev[0-9]*)"

@@ -3,6 +3,7 @@
   python -m bench.dmc15 run --root runs/dmc15 --agent sr_sac --seeds 0,1,2 \\
       --env_steps 500000 [--tasks walker-run cheetah-run ...] [--gin_bindings ...]
   python -m bench.dmc15 report --root runs/dmc15 [--png docs/dmc15.png]
+  python -m bench.dmc15 report --scores_file docs/figures/dmc15_scores.json [--png ...]
 
 `run` writes ROOT/dmc15.json (an experiments file: one entry per task, named by the
 task) and hands it to the experiment runner (seed.experiments), which skips a run whose
@@ -18,7 +19,11 @@ each task x seed in ROOT/<task>__seed=<k> with its own learner and one env.
 that every seed finished: the per-task mean and the interquartile mean (IQM) across
 tasks and seeds, with 95% confidence intervals from the stratified bootstrap (seeds
 resampled within each task), both from rliable (Agarwal et al., 2021). It prints a
-Markdown table, writes ROOT/dmc15_report.json, and with --png a figure.
+Markdown table, writes ROOT/dmc15_report.json and the scores it used to
+ROOT/dmc15_scores.json ({task: {seed: score}}), and with --png a figure.
+--scores_file adds such a file's scores for the tasks the root has not finished (a
+task scored in an earlier run, whose run directory is gone), or without --root
+reports on the file alone: the scores behind a figure in the docs are kept that way.
 
 The task list is D'Oro et al.'s (2023) DMC15. Never part of CI beyond a tiny run: the
 full budget is 15 x 500K env steps per seed.
@@ -41,6 +46,7 @@ DMC15 = ('acrobot-swingup', 'cheetah-run', 'finger-turn_hard', 'fish-swim', 'hop
          'swimmer-swimmer6', 'walker-run')
 PLAN_FILE = 'dmc15.json'
 REPORT_FILE = 'dmc15_report.json'
+SCORES_FILE = 'dmc15_scores.json'
 SCORE_EPISODES = 10
 BOOTSTRAP_REPS = 5000
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -134,6 +140,35 @@ def scores_of(root: str) -> Dict[str, Dict[int, Optional[float]]]:
         for k, score in enumerate(final_scores(os.path.join(root, run_name(entry['name'], seed)),
                                                num_seeds))}
   return scores
+
+
+def read_scores(path: str) -> Dict[str, Dict[int, Optional[float]]]:
+  """A scores file ({task: {seed: score or null}}); ValueError naming the path and an
+  unknown task or a seed that is not an int."""
+  with open(path) as f:
+    raw = json.load(f)
+  scores = {}
+  for task, by_seed in raw.items():
+    check_tasks([task])
+    try:
+      scores[task] = {int(seed): None if score is None else float(score)
+                      for seed, score in by_seed.items()}
+    except (TypeError, ValueError, AttributeError):
+      raise ValueError(f'{path}: task {task!r} needs {{seed: score}} with int seeds, got '
+                       f'{by_seed!r}') from None
+  return scores
+
+
+def merged_scores(root_scores: Dict[str, Dict[int, Optional[float]]],
+                  recorded: Dict[str, Dict[int, Optional[float]]]):
+  """The root's scores, with a recorded task's scores where the root has no finished
+  run of that task (any seed unscored)."""
+  merged = dict(root_scores)
+  for task, by_seed in recorded.items():
+    ours = merged.get(task)
+    if ours is None or any(score is None for score in ours.values()):
+      merged[task] = dict(by_seed)
+  return merged
 
 
 def aggregate(scores: Dict[str, Dict[int, Optional[float]]], reps: int = BOOTSTRAP_REPS,
@@ -233,7 +268,9 @@ def main(argv=None) -> int:
   run_parser.add_argument('--learner_flag', action='append', default=[],
                           help='passed to seed.experiments, e.g. --learner_flag=--seed_port=0')
   report_parser = commands.add_parser('report', help='scores, IQM and CIs of finished runs')
-  report_parser.add_argument('--root', required=True)
+  report_parser.add_argument('--root', help='the run root (its dmc15.json and runs)')
+  report_parser.add_argument('--scores_file',
+                             help='{task: {seed: score}} for tasks the root has not finished')
   report_parser.add_argument('--png', help='also draw the table as a figure here')
   report_parser.add_argument('--reps', type=int, default=BOOTSTRAP_REPS)
   args = parser.parse_args(argv)
@@ -246,12 +283,24 @@ def main(argv=None) -> int:
       print(f'bench.dmc15: {e}', file=sys.stderr)
       return 2
     return run(args.root, entries, [f'--learner_flag={f}' for f in args.learner_flag])
-  report = aggregate(scores_of(args.root), reps=args.reps)
-  with open(os.path.join(args.root, REPORT_FILE), 'w') as f:
-    json.dump(report, f, indent=1)
+  if not (args.root or args.scores_file):
+    parser.error('report needs --root, --scores_file or both')
+  try:
+    scores = scores_of(args.root) if args.root else {}
+    if args.scores_file:
+      scores = merged_scores(scores, read_scores(args.scores_file))
+  except (OSError, ValueError) as e:
+    print(f'bench.dmc15: {e}', file=sys.stderr)
+    return 2
+  report = aggregate(scores, reps=args.reps)
+  if args.root:
+    with open(os.path.join(args.root, REPORT_FILE), 'w') as f:
+      json.dump(report, f, indent=1)
+    with open(os.path.join(args.root, SCORES_FILE), 'w') as f:
+      json.dump(scores, f, indent=1)
   print(markdown(report))
   if args.png and report['per_task']:
-    plot(report, args.png, f'DMC15 at {args.root}')
+    plot(report, args.png, f'DMC15 at {args.root or args.scores_file}')
   return 0
 
 

@@ -33,6 +33,20 @@ def test_seeds_share_a_learner_unless_asked_otherwise():
   assert entry['learner_flags'] == {'max_env_frames': '1000'}
 
 
+def test_bad_scores_files_are_named(tmp_path, capsys):
+  bad = tmp_path / 'bad.json'
+  bad.write_text(json.dumps({'walker-sprint': {'0': 1.0}}))
+  assert dmc15.main(['report', '--scores_file', str(bad)]) == 2
+  assert "unknown DMC15 task 'walker-sprint'" in capsys.readouterr().err
+  bad.write_text(json.dumps({'walker-run': {'first': 1.0}}))
+  assert dmc15.main(['report', '--scores_file', str(bad)]) == 2
+  assert "task 'walker-run' needs {seed: score} with int seeds" in capsys.readouterr().err
+  assert dmc15.main(['report', '--scores_file', str(tmp_path / 'missing.json')]) == 2
+  assert 'missing.json' in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    dmc15.main(['report'])
+
+
 def test_iqm_and_per_task_means_by_hand():
   # 4 seeds x 2 tasks: the 8 scores sorted are 10 20 30 100 200 300 400 1000; the IQM
   # drops the lowest and highest quarter: (30 + 100 + 200 + 300) / 4 = 157.5.
@@ -84,3 +98,14 @@ def test_a_tiny_run_is_resumable_and_reported(tmp_path, capsys):
     report = json.load(f)
   assert report['seeds'] == [0, 1] and np.isfinite(report['iqm']['value'])
   assert os.path.getsize(png) > 0
+  # A task scored earlier (its runs gone) joins from a scores file; the file alone
+  # gives the same report again.
+  recorded = tmp_path / 'recorded.json'
+  recorded.write_text(json.dumps({'cheetah-run': {'0': 150.0, '1': 250.0}}))
+  assert dmc15.main(['report', '--root', root, '--scores_file', str(recorded),
+                     '--reps', '200']) == 0
+  table = capsys.readouterr().out
+  assert '| cheetah-run | 200.0 |' in table and '(2 tasks x 2 seeds)' in table
+  kept = os.path.join(root, dmc15.SCORES_FILE)
+  assert dmc15.main(['report', '--scores_file', kept, '--reps', '200']) == 0
+  assert capsys.readouterr().out == table

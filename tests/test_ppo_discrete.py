@@ -108,18 +108,41 @@ def test_the_nature_torso_is_shared_and_the_mlps_are_not():
     (CARTPOLE, dict(torso='resnet'), "PPOConfig.torso = 'resnet'; accepted: one of"),
     (CARTPOLE, dict(reward_clipping='sign'),
      "PPOConfig.reward_clipping = 'sign'; accepted: one of None, 'abs_one'"),
+    (CARTPOLE, dict(value_normalization='popart_v2'),
+     "PPOConfig.value_normalization = 'popart_v2'; accepted: one of None, 'popart'"),
+    (CARTPOLE, dict(value_normalization='popart', popart_step_size=0.0),
+     'PPOConfig.popart_step_size = 0.0; accepted:'),
 ])
 def test_bad_torso_or_normalisation_is_refused_by_name(spec, fields, match):
   with pytest.raises(ValueError, match=match):
     agent_lib.PPOAgent(spec, config_lib.PPOConfig(**fields))
 
 
-def test_checkpoint_round_trip_trains_on_identically(tmp_path):
-  agent = _agent(CARTPOLE, **SMALL)
+@pytest.mark.parametrize('spec', [CARTPOLE, ATARI], ids=['mlp', 'nature'])
+def test_popart_normalises_the_targets_and_leaves_the_value_unchanged(spec):
+  agent = _agent(spec, value_normalization='popart', popart_step_size=0.5, **SMALL)
+  rng = np.random.default_rng(3)
+  x = agent._train_inputs(_fifo_sample(agent, spec, rng).data.steps)  # pylint: disable=protected-access
+  returns = tf.constant(rng.normal(200.0, 50.0, [int(x.shape[0])]), tf.float32)
+  valid = tf.ones_like(returns)
+  before = agent._value(x).numpy()  # pylint: disable=protected-access
+  targets = agent._value_targets(returns, valid).numpy()  # pylint: disable=protected-access
+  # First update: step max(beta, 1/1) = 1, so the statistics are this batch's.
+  np.testing.assert_allclose(targets.mean(), 0.0, atol=1e-3)
+  np.testing.assert_allclose(targets.std(), 1.0, rtol=1e-3)
+  np.testing.assert_allclose(agent._value(x).numpy(), before, rtol=1e-4, atol=1e-3)  # pylint: disable=protected-access
+  logs = agent.train_step(_fifo_sample(agent, spec, rng)).logs
+  assert logs['popart_scale'] > 1.0 and np.isfinite(logs['value_loss'])
+
+
+@pytest.mark.parametrize('fields', [{}, dict(value_normalization='popart')],
+                         ids=['plain', 'popart'])
+def test_checkpoint_round_trip_trains_on_identically(tmp_path, fields):
+  agent = _agent(CARTPOLE, **SMALL, **fields)
   sample = _fifo_sample(agent, CARTPOLE, np.random.default_rng(2))
   agent.train_step(sample)
   path = tf.train.Checkpoint(**agent.checkpoint_items()).write(str(tmp_path / 'ckpt'))
-  restored = _agent(CARTPOLE, seed=5, **SMALL)
+  restored = _agent(CARTPOLE, seed=5, **SMALL, **fields)
   restored.warm_up([2])
   tf.train.Checkpoint(**restored.checkpoint_items()).read(path).assert_consumed()
   restored.on_restored()  # As the Checkpointer does: the normaliser reloads its stats.

@@ -12,6 +12,8 @@ import numpy as np
 
 # Reward clippings the agents accept: none, or to [-1, 1] (Atari's).
 REWARD_CLIPPINGS = (None, 'abs_one')
+# Value normalisations (V-trace, PPO): none, or PopArt's (seed/agents/popart.py).
+VALUE_NORMALIZATIONS = (None, 'popart')
 
 
 def fail(config: Any, field: str, accepted: str) -> None:

@@ -63,6 +63,11 @@ class MLP(keras.layers.Layer):
     self(tf.zeros([1, int(input_size)]))
     self.built = True
 
+  @property
+  def output_layer(self) -> keras.layers.Dense:
+    """The last (linear) layer: PopArt rescales it."""
+    return self._output
+
   def call(self, x):
     x = tf.convert_to_tensor(x, tf.float32)
     for i in range(self._num_hidden):

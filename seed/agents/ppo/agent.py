@@ -34,6 +34,7 @@ from seed import types
 from seed.agents import base
 from seed.agents import continuous
 from seed.agents import mlp
+from seed.agents import popart
 from seed.agents import tf_agent
 from seed.agents import torsos
 from seed.agents.ppo import config as config_lib
@@ -90,6 +91,8 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     self._network = self._policy.network
     self._configured_learning_rate = float(config.learning_rate)
     self._optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
+    self._popart = (popart.PopArtStatistics(config.popart_step_size)
+                    if config.value_normalization == 'popart' else None)
     # Separate streams: inference and training run on different threads.
     self._action_noise = self._policy.noise
     self._shuffle = tf.random.Generator.from_seed(config.seed + 1)
@@ -137,6 +140,8 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
              'action_noise': self._action_noise, 'shuffle': self._shuffle}
     if self._normalizer is not None:
       items['observation_normalizer'] = self._normalizer
+    if self._popart is not None:
+      items['popart'] = self._popart
     return items
 
   def on_restored(self) -> None:
@@ -151,7 +156,8 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
       logs, Python floats averaged over the minibatches: policy_loss, value_loss,
       entropy, approx_kl, clip_fraction, grad_norm (before clipping); plus mean_value,
       mean_advantage (before normalisation), log_std (Gaussian), learning_rate, and
-      observation_count with normalisation; skipped_updates, how many of the updates
+      observation_count with normalisation; popart_mean and popart_scale with PopArt
+      (whose value_loss is then in normalised units); skipped_updates, how many of the updates
       a NaN or Inf loss or gradient left out (see tf_agent.apply_if_finite; the
       observations of such a batch do not update the normalisation). No priorities.
     """
@@ -192,7 +198,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     config = self.config
     batch_unrolls, num_steps = self.batch_unrolls, self.unroll_length + 1
     x = self._train_inputs(steps)
-    values = tf.reshape(self._network.value(x), [batch_unrolls, num_steps])
+    values = tf.reshape(self._value(x), [batch_unrolls, num_steps])
     input_shape = tuple(x.shape[1:])
     x = tf.reshape(x, (batch_unrolls, num_steps) + input_shape)
 
@@ -218,6 +224,28 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     x = tf.reshape(x[:, :-1], (-1,) + input_shape)
     return x, flat(advantages), flat(returns), valid, values
 
+  def _value(self, x) -> tf.Tensor:
+    """V(x) [N]: the head's output, or with PopArt sigma * n(x) + mu."""
+    value = self._network.value(x)
+    if self._popart is None:
+      return value
+    return self._popart.scale() * value + self._popart.mean
+
+  def _value_targets(self, returns, valid) -> tf.Tensor:
+    """What the value head learns: the returns, or with PopArt the returns normalised
+    by statistics that first take in this batch's returns (which rescales the head so
+    that V(x) is unchanged). A batch whose returns are not all finite leaves the
+    statistics alone (its updates are skipped anyway)."""
+    if self._popart is None:
+      return returns
+
+    def update():
+      self._popart.update(returns, valid, self._network.value_head)
+      return tf.constant(True)
+
+    tf.cond(tf.reduce_all(tf.math.is_finite(returns)), update, lambda: tf.constant(False))
+    return (returns - self._popart.mean) / self._popart.scale()
+
   def _train(self, steps: types.Steps):
     """The compiled part: GAE, then epochs x minibatches of updates.
 
@@ -226,6 +254,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     """
     config = self.config
     x, advantages, returns, valid, values = self._advantages(steps)
+    value_targets = self._value_targets(returns, valid)
     actions = self._policy.taken_actions(steps)
     old_log_probs = tf.reshape(tf.cast(steps.policy_outputs['log_prob'][:, :-1], tf.float32),
                                [-1])
@@ -249,7 +278,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
               x_mb, tf.gather(actions, indices))
           policy_loss = ppo_lib.ppo_clipped_loss(log_prob, old_log_prob_mb, advantages_mb,
                                                  config.clip)
-          value_errors = self._network.value(x_mb) - tf.gather(returns, indices)
+          value_errors = self._network.value(x_mb) - tf.gather(value_targets, indices)
           value_loss = 0.5 * tf.reduce_sum(valid_mb * tf.square(value_errors)) / tf.maximum(
               tf.reduce_sum(valid_mb), 1.0)
           loss = policy_loss + config.value_cost * value_loss - config.entropy_cost * entropy
@@ -268,4 +297,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     logs.update(mean_value=tf.reduce_mean(values), mean_advantage=tf.reduce_mean(advantages),
                 learning_rate=tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32),
                 **self._policy.logs())
+    if self._popart is not None:
+      logs.update(popart_mean=tf.convert_to_tensor(self._popart.mean),
+                  popart_scale=self._popart.scale())
     return logs

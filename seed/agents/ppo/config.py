@@ -64,6 +64,14 @@ class PPOConfig:
   reward_clipping: Optional[str] = None
   """None, or 'abs_one' to clip the (scaled) rewards to [-1, 1] in the loss only,
   as Atari agents do."""
+  value_normalization: Optional[str] = None
+  """None, or 'popart': the value head learns the GAE returns normalised by their
+  running mean and standard deviation (PopArt, as V-trace's option; PPO's own
+  per-minibatch advantage normalisation stays), so the value loss, and with it the
+  global-norm clip shared with the policy, does not grow with the returns' scale."""
+  popart_step_size: float = 3e-4
+  """PopArt's beta in (0, 1]: the statistics average every batch for the first
+  1 / beta train steps, then follow an EMA of this step."""
   seed: int = 0
   """Seeds the weights, the action noise and the minibatch shuffles, >= 0."""
 
@@ -86,6 +94,9 @@ class PPOConfig:
     checks.one_of(self, 'normalize_observations', (True, False))
     checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
     checks.one_of(self, 'reward_clipping', checks.REWARD_CLIPPINGS)
+    checks.one_of(self, 'value_normalization', checks.VALUE_NORMALIZATIONS)
+    checks.in_range(self, 0.0, 1.0, 'popart_step_size')
+    checks.positive(self, 'popart_step_size')
     checks.widths(self, 'hidden_sizes')
 
   @property

@@ -41,6 +41,11 @@ class GaussianPolicyValue(keras.layers.Layer):
     """V(x) [N]."""
     return tf.squeeze(self._value(x), -1)
 
+  @property
+  def value_head(self) -> keras.layers.Dense:
+    """The value's last layer (one unit)."""
+    return self._value.output_layer
+
 
 class CategoricalPolicyValue(keras.layers.Layer):
   """Discrete actions: observations -> policy logits [N, A] and value [N].
@@ -98,3 +103,8 @@ class CategoricalPolicyValue(keras.layers.Layer):
     if self._torso_name == 'mlp':
       return tf.squeeze(self._value(x), -1)
     return tf.squeeze(self._value_head(self._features(x)), -1)
+
+  @property
+  def value_head(self) -> keras.layers.Dense:
+    """The value's last layer (one unit)."""
+    return self._value.output_layer if self._torso_name == 'mlp' else self._value_head

@@ -15,7 +15,6 @@ from seed.agents import mlp
 from seed.agents import torsos
 
 OPTIMIZERS = ('adam', 'rmsprop')
-VALUE_NORMALIZATIONS = (None, 'popart')
 
 
 @gin.configurable
@@ -100,7 +99,7 @@ class VTraceConfig:
     checks.one_of(self, 'initializer', mlp.INITIALIZERS)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.one_of(self, 'normalize_advantages', (False, True))
-    checks.one_of(self, 'value_normalization', VALUE_NORMALIZATIONS)
+    checks.one_of(self, 'value_normalization', checks.VALUE_NORMALIZATIONS)
     if self.value_normalization == 'popart' and self.normalize_advantages:
       raise ValueError(
           "VTraceConfig.normalize_advantages = True and VTraceConfig."

@@ -41,6 +41,8 @@ class NoCurves(ValueError):
   """A path with no event files, or event files without the metric."""
 
 
+# Summaries of one write lie within this of each other (s); writes are seconds apart.
+WRITE_S = 0.5
 DATA_COLUMNS = ('label', 'role', 'seed', 'env_frames', 'wall_s', 'episode_return')
 
 
@@ -104,7 +106,25 @@ def _read_events(run_dir: str, metric: str) -> Dict[str, List[Tuple[int, float, 
 
 def _seed(points: List[Tuple[int, float, float]]) -> Seed:
   array = np.array(points, np.float64)
-  return Seed(array[:, 0], array[:, 1] - array[:, 1].min(), array[:, 2])
+  frames, wall_s = array[:, 0], array[:, 1] - array[:, 1].min()
+  return Seed(frames, _spread_within_writes(frames, wall_s), array[:, 2])
+
+
+def _spread_within_writes(frames: np.ndarray, wall_s: np.ndarray) -> np.ndarray:
+  """Wall times for episodes from the times their summaries were written.
+
+  The learner writes a tick's episodes together (every few seconds), so they share
+  one wall time (to within WRITE_S) and a curve against it would climb in stairs.
+  Each write's last episode keeps the write's time; the others get times interpolated
+  along env frames between writes, as if frames came at an even rate within a tick."""
+  order = np.argsort(frames, kind='stable')
+  frames, wall_s = frames[order], wall_s[order]
+  is_last = np.append(np.diff(wall_s) > WRITE_S, True)  # a write's last episode
+  knot_frames = np.concatenate([[0.0], frames[is_last]])
+  knot_s = np.concatenate([[min(0.0, wall_s[0])], wall_s[is_last]])
+  spread = np.empty_like(wall_s)
+  spread[order] = np.interp(frames, knot_frames, knot_s)
+  return spread
 
 
 def load_data(path: str) -> Tuple[Dict[str, List[Seed]], Optional[Tuple[str, List[Seed]]]]:
@@ -212,14 +232,17 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
       ax.plot(x / scale, mean, color=color, label=label + seeds_text)
       if len(seeds) > 1:
         ax.fill_between(x / scale, low, high, color=color, alpha=0.2)
-      for name, value in references:
-        ax.axhline(value, color='grey', linestyle=':', linewidth=1)
-        ax.annotate(name, (0, value), xycoords=('axes fraction', 'data'),
-                    textcoords='offset points', xytext=(4, 3), fontsize=8, color='grey')
       ax.set_xlabel(unit)
       ax.set_ylabel(f'return (mean of {window} episodes)')
       ax.grid(alpha=0.3)
       ax.legend(fontsize=8)
+  for ax in axes.flat:  # Over every curve, so that the labels stay readable.
+    for name, value in references:
+      ax.axhline(value, color='grey', linestyle=':', linewidth=1, zorder=4)
+      ax.annotate(name, (1, value), xycoords=('axes fraction', 'data'), zorder=5,
+                  textcoords='offset points', xytext=(-4, 3), ha='right', fontsize=8,
+                  color='dimgrey',
+                  bbox=dict(facecolor='white', edgecolor='none', alpha=0.8, pad=1))
   figure.suptitle(title or ', '.join(runs))
   figure.tight_layout()
   figure.savefig(out, dpi=100)

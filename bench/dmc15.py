@@ -197,12 +197,20 @@ def aggregate(scores: Dict[str, Dict[int, Optional[float]]], reps: int = BOOTSTR
   def task_means_then_iqm(x):
     return np.concatenate([np.mean(x, axis=0), [metrics.aggregate_iqm(x)]])
 
-  with warnings.catch_warnings():
-    # rliable hands arch its random_state, which arch 7 calls deprecated; still exact.
-    warnings.filterwarnings('ignore', 'random_state is deprecated', FutureWarning)
-    points, intervals = rly.get_interval_estimates(
-        {'runs': matrix}, task_means_then_iqm, reps=reps, confidence_interval_size=CONFIDENCE,
-        random_state=np.random.RandomState(random_seed))
+  # rliable's StratifiedBootstrap draws its resamples from NumPy's global generator
+  # (update_indices calls np.random.choice), whatever random_state it is given: the
+  # global state is seeded here and put back after, so the intervals repeat.
+  global_state = np.random.get_state()
+  np.random.seed(random_seed)
+  try:
+    with warnings.catch_warnings():
+      # rliable hands arch its random_state, which arch 7 calls deprecated.
+      warnings.filterwarnings('ignore', 'random_state is deprecated', FutureWarning)
+      points, intervals = rly.get_interval_estimates(
+          {'runs': matrix}, task_means_then_iqm, reps=reps,
+          confidence_interval_size=CONFIDENCE, random_state=np.random.RandomState(random_seed))
+  finally:
+    np.random.set_state(global_state)
   point, (low, high) = points['runs'], intervals['runs']
   for i, task in enumerate(complete):
     result['per_task'][task] = {'mean': float(point[i]), 'low': float(low[i]),

@@ -66,6 +66,15 @@ def test_iqm_and_per_task_means_by_hand():
   flat = dmc15.aggregate({'reacher-hard': {0: 7.0, 1: 7.0}}, reps=200)
   assert flat['iqm'] == {'value': 7.0, 'low': 7.0, 'high': 7.0}
   assert dmc15.aggregate({'fish-swim': {0: None}})['iqm'] is None
+  # The bootstrap repeats (rliable resamples from NumPy's global generator) and leaves
+  # the caller's global generator where it was.
+  spread = {'walker-run': {0: 1.0, 1: 5.0, 2: 9.0}, 'reacher-hard': {0: 2.0, 1: 30.0, 2: 7.0}}
+  np.random.seed(7)
+  expected_draw = np.random.rand()
+  np.random.seed(7)
+  first = dmc15.aggregate(spread, reps=500)
+  assert np.random.rand() == expected_draw
+  assert dmc15.aggregate(spread, reps=500) == first
 
 
 def test_a_tiny_run_is_resumable_and_reported(tmp_path, capsys):

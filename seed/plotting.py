@@ -235,14 +235,13 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
       ax.set_xlabel(unit)
       ax.set_ylabel(f'return (mean of {window} episodes)')
       ax.grid(alpha=0.3)
-      ax.legend(fontsize=8)
-  for ax in axes.flat:  # Over every curve, so that the labels stay readable.
+      ax.legend(fontsize=8, framealpha=0.5)
+  for ax in axes.flat:  # After every curve, so that the labels are drawn over them.
     for name, value in references:
       ax.axhline(value, color='grey', linestyle=':', linewidth=1, zorder=4)
       ax.annotate(name, (1, value), xycoords=('axes fraction', 'data'), zorder=5,
                   textcoords='offset points', xytext=(-4, 3), ha='right', fontsize=8,
-                  color='dimgrey',
-                  bbox=dict(facecolor='white', edgecolor='none', alpha=0.8, pad=1))
+                  color='dimgrey')
   figure.suptitle(title or ', '.join(runs))
   figure.tight_layout()
   figure.savefig(out, dpi=100)

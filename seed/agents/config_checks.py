@@ -79,3 +79,11 @@ def widths(config: Any, field: str) -> None:
   if not sizes or min(sizes) < 1:
     fail(config, field, 'a sequence of layer widths >= 1, e.g. (64, 64)')
   object.__setattr__(config, field, sizes)
+
+
+def value_normalization(config: Any) -> None:
+  """`value_normalization` is None or 'popart', and `popart_step_size` in (0, 1]: the
+  two fields of every agent with PopArt (V-trace, PPO)."""
+  one_of(config, 'value_normalization', VALUE_NORMALIZATIONS)
+  in_range(config, 0.0, 1.0, 'popart_step_size')
+  positive(config, 'popart_step_size')

@@ -28,6 +28,14 @@ class PopArtStatistics(tf.Module):
     """sigma, float32 scalar."""
     return popart.scale(self.moments())
 
+  def denormalize(self, normalized) -> tf.Tensor:
+    """The value sigma * n(x) + mu from the head's output n(x)."""
+    return self.scale() * normalized + self.mean
+
+  def normalize(self, targets) -> tf.Tensor:
+    """Targets in the head's units: (targets - mu) / sigma."""
+    return (targets - self.mean) / self.scale()
+
   def update(self, targets, weights, head: keras.layers.Dense) -> None:
     """ART on `targets` (weighted, see popart.updated_moments), then POP on `head`,
     the Dense layer whose single output is the normalised value n(x)."""

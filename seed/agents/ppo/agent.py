@@ -227,9 +227,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
   def _value(self, x) -> tf.Tensor:
     """V(x) [N]: the head's output, or with PopArt sigma * n(x) + mu."""
     value = self._network.value(x)
-    if self._popart is None:
-      return value
-    return self._popart.scale() * value + self._popart.mean
+    return value if self._popart is None else self._popart.denormalize(value)
 
   def _value_targets(self, returns, valid) -> tf.Tensor:
     """What the value head learns: the returns, or with PopArt the returns normalised
@@ -244,7 +242,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
       return tf.constant(True)
 
     tf.cond(tf.reduce_all(tf.math.is_finite(returns)), update, lambda: tf.constant(False))
-    return (returns - self._popart.mean) / self._popart.scale()
+    return self._popart.normalize(returns)
 
   def _train(self, steps: types.Steps):
     """The compiled part: GAE, then epochs x minibatches of updates.

@@ -94,9 +94,7 @@ class PPOConfig:
     checks.one_of(self, 'normalize_observations', (True, False))
     checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
     checks.one_of(self, 'reward_clipping', checks.REWARD_CLIPPINGS)
-    checks.one_of(self, 'value_normalization', checks.VALUE_NORMALIZATIONS)
-    checks.in_range(self, 0.0, 1.0, 'popart_step_size')
-    checks.positive(self, 'popart_step_size')
+    checks.value_normalization(self)
     checks.widths(self, 'hidden_sizes')
 
   @property

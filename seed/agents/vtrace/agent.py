@@ -156,7 +156,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
       if self._popart is not None:
         # The head gives n(x); the loss wants V(x) = sigma * n(x) + mu and sigma.
         value_scale = self._popart.scale()
-        values = value_scale * values + self._popart.mean
+        values = self._popart.denormalize(values)
       loss = loss_lib.impala_loss(
           target_logits=logits[:-1], behaviour_logits=behaviour_logits[:-1],
           actions=action[:-1], values=values[:-1], bootstrap_value=values[-1],

@@ -89,8 +89,6 @@ class VTraceConfig:
     checks.non_negative(self, 'baseline_cost', 'entropy_cost')
     checks.positive(self, 'learning_rate', 'adam_epsilon', 'rmsprop_epsilon',
                     'reward_scale')
-    checks.in_range(self, 0.0, 1.0, 'popart_step_size')
-    checks.positive(self, 'popart_step_size')
     checks.positive(self, 'max_grad_norm', 'clip_rho_threshold', 'clip_pg_rho_threshold',
                     optional=True)
     checks.one_of(self, 'optimizer', OPTIMIZERS)
@@ -99,7 +97,7 @@ class VTraceConfig:
     checks.one_of(self, 'initializer', mlp.INITIALIZERS)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.one_of(self, 'normalize_advantages', (False, True))
-    checks.one_of(self, 'value_normalization', checks.VALUE_NORMALIZATIONS)
+    checks.value_normalization(self)
     if self.value_normalization == 'popart' and self.normalize_advantages:
       raise ValueError(
           "VTraceConfig.normalize_advantages = True and VTraceConfig."

@@ -54,6 +54,9 @@ flags.DEFINE_float('max_abs_input', 1e9, 'Refuse a step whose rewards or float o
 flags.DEFINE_integer('max_nonfinite_steps', 100, 'Stop (without a checkpoint, so the last '
                      'one keeps good parameters) after this many train steps in a row whose '
                      'loss or gradients were NaN/Inf; each such step changes nothing.')
+flags.DEFINE_bool('anneal_learning_rate', False, 'Lower every optimizer\'s step size '
+                  'linearly from the configured one to 0 at --max_env_frames (IMPALA and '
+                  'SEED do, as cleanrl\'s anneal_lr); needs --max_env_frames.')
 flags.DEFINE_bool('lockstep', False, 'Act and train in lockstep (V-trace, PPO): the unroll '
                   'that completes a batch waits until that batch is trained, so every '
                   'step after it acts with the new parameters. With --seed, one actor '

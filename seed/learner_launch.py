@@ -47,6 +47,7 @@ class LearnerFlags:
   max_abs_input: float
   max_nonfinite_steps: int
   lockstep: bool
+  anneal_learning_rate: bool
   log_train_steps: bool
   eval_interval_s: float
   eval_episodes: int
@@ -155,6 +156,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         checkpoint_replay=flags.checkpoint_replay, replay_parameters=flags.replay_parameters,
         init_checkpoint=flags.init_checkpoint, init_counters=flags.init_counters,
         max_nonfinite_steps=flags.max_nonfinite_steps, lockstep=flags.lockstep,
+        anneal_learning_rate=flags.anneal_learning_rate,
         log_train_steps=flags.log_train_steps, eval_interval_s=flags.eval_interval_s,
         eval_episodes=flags.eval_episodes, eval_video=flags.eval_video))
   except CheckpointReadError as e:

@@ -62,6 +62,7 @@ class LearnerOptions:
   init_counters: str = 'restart'    # or 'continue' the init checkpoint's counters
   max_nonfinite_steps: int = 100    # stop after this many NaN/Inf train steps in a row
   lockstep: bool = False            # acting waits for each batch's train step (reproducible)
+  anneal_learning_rate: bool = False  # step sizes fall linearly to 0 at max_env_frames
   log_train_steps: bool = False     # every train step's logs to train_steps.csv
   eval_interval_s: float = 0.0      # evaluate a checkpoint this often (0: never)
   eval_episodes: int = 5
@@ -73,6 +74,10 @@ class Learner:
 
   def __init__(self, options: LearnerOptions):
     self.options = options
+    if options.anneal_learning_rate and options.max_env_frames <= 0:
+      raise ValueError('--anneal_learning_rate lowers the step sizes to 0 at --max_env_frames; '
+                       f'set --max_env_frames to a frame count > 0 (got '
+                       f'{options.max_env_frames})')
     self.stop_event = threading.Event()
     env_config = EnvConfig()
     self.env_name = env_config.name
@@ -147,9 +152,18 @@ class Learner:
                            options.checkpoint_interval_s, self.stop_event,
                            max_nonfinite_steps=options.max_nonfinite_steps,
                            on_checkpoint=self.evaluation.on_checkpoint if self.evaluation
-                           else None)
+                           else None,
+                           learning_rate_fraction=self._learning_rate_fraction
+                           if options.anneal_learning_rate else None)
     self.port: Optional[int] = None
     self._service: Optional[InferenceService] = None
+
+  def _learning_rate_fraction(self) -> float:
+    """With --anneal_learning_rate: the share of the configured step sizes the next
+    train step uses, 1 - frames played / max_env_frames (at least 0). From the
+    counters, which a checkpoint keeps, so a resumed run continues the line."""
+    played = self.counters.get('env_frames') / self.options.max_env_frames
+    return max(0.0, 1.0 - played)
 
   def run(self) -> int:
     """Serves and trains; checkpoints on the way out. Returns a process exit code."""

@@ -31,8 +31,11 @@ class Trainer(threading.Thread):
   def __init__(self, agent, agent_input, counters, on_train, checkpointer,
                checkpoint_interval_s: float, stop_event: threading.Event,
                max_nonfinite_steps: int = 100,
-               on_checkpoint: Optional[Callable[[str], object]] = None):
-    """on_checkpoint(prefix) follows each periodic checkpoint written (not the final one)."""
+               on_checkpoint: Optional[Callable[[str], object]] = None,
+               learning_rate_fraction: Optional[Callable[[], float]] = None):
+    """on_checkpoint(prefix) follows each periodic checkpoint written (not the final
+    one); learning_rate_fraction() (--anneal_learning_rate), when given, sets the share
+    of the configured step sizes each train step uses."""
     super().__init__(name='trainer', daemon=True)
     self._agent = agent
     self._input = agent_input
@@ -43,6 +46,7 @@ class Trainer(threading.Thread):
     self._stop_event = stop_event
     self._max_nonfinite_steps = max_nonfinite_steps
     self._on_checkpoint = on_checkpoint
+    self._learning_rate_fraction = learning_rate_fraction
     self.error: Optional[BaseException] = None
     self.nonfinite_steps = 0      # all of this run
     self.checkpoint_failures = 0  # all of this run
@@ -55,6 +59,8 @@ class Trainer(threading.Thread):
         sample = self._input.sample(self._agent.batch_unrolls)
         if sample is None:
           continue
+        if self._learning_rate_fraction is not None:
+          self._agent.scale_learning_rates(self._learning_rate_fraction())
         result = self._agent.train_step(sample)
         if result.skipped_updates:
           nonfinite_in_a_row += 1

@@ -161,7 +161,7 @@ def test_continuous_acer_learns_pendulum(tmp_path):
 
 
 # The two quickest tasks of the classic-control suite (bench/classic_control.py) with
-# its one config per agent, frame budgets and targets (the suite runs all five):
+# its one config per agent, frame budgets and targets (the suite runs all six):
 # V-trace on both (CartPole here replaces the toy config's CartPole test, which the
 # Catch test still covers), discrete PPO on Acrobot (about 40K frames; CartPole takes
 # it about 200K, which CI time does not have room for).
@@ -179,7 +179,7 @@ LOCKSTEP = dict(num_actors=1, num_envs=8, learner_flags=['--lockstep'])
 def test_classic_control_config_learns_the_quickest_suite_tasks(tmp_path, agent, task_key):
   from bench import classic_control  # pylint: disable=g-import-not-at-top
   task = classic_control.TASKS_BY_KEY[task_key]
-  window = classic_control.WINDOW_EPISODES
+  window = task.window_episodes
   frames, mean_return = train_until(
       tmp_path, f'gin/classic/{agent}.gin', target=task.target_return,
       max_frames=task.max_env_frames, window=window, agent=agent,

@@ -135,6 +135,25 @@ def test_popart_normalises_the_targets_and_leaves_the_value_unchanged(spec):
   assert logs['popart_scale'] > 1.0 and np.isfinite(logs['value_loss'])
 
 
+def test_scaled_learning_rates_reach_the_train_step_and_zero_freezes_the_weights(
+    spec=CARTPOLE):
+  # The learner's --anneal_learning_rate calls scale_learning_rates before each step.
+  agent = _agent(spec, learning_rate=1e-3, **SMALL)
+  rng = np.random.default_rng(4)
+  rates = []
+  for fraction in (1.0, 0.5, 0.25):
+    agent.scale_learning_rates(fraction)
+    rates.append(agent.train_step(_fifo_sample(agent, spec, rng)).logs['learning_rate'])
+  np.testing.assert_allclose(rates, [1e-3, 5e-4, 2.5e-4], rtol=1e-6)
+  agent.scale_learning_rates(0.0)
+  before = [v.numpy().copy() for v in agent.network.trainable_variables]
+  agent.train_step(_fifo_sample(agent, spec, rng))
+  for b, a in zip(before, agent.network.trainable_variables):
+    np.testing.assert_array_equal(b, a.numpy())
+  agent.on_restored()  # A restore puts the configured rate back.
+  assert float(agent.optimizer.learning_rate.numpy()) == pytest.approx(1e-3)
+
+
 @pytest.mark.parametrize('fields', [{}, dict(value_normalization='popart')],
                          ids=['plain', 'popart'])
 def test_checkpoint_round_trip_trains_on_identically(tmp_path, fields):

@@ -107,3 +107,48 @@ def test_a_failed_checkpoint_is_counted_and_training_goes_on():
   assert counters.get('learner_steps') == 6
   assert checkpointer.attempts == 6 and checkpointer.written == 4
   assert trainer.checkpoint_failures == 2 and logs[-1]['checkpoint/failures'] == 2
+
+
+class ScalingAgent(ScriptedAgent):
+  """Records the learning-rate fraction in force at each train step."""
+
+  def __init__(self):
+    super().__init__([0])
+    self.fraction, self.fractions_used = 1.0, []
+
+  def scale_learning_rates(self, fraction):
+    self.fraction = fraction
+
+  def train_step(self, sample):
+    self.fractions_used.append(self.fraction)
+    return super().train_step(sample)
+
+
+def test_each_train_step_runs_at_the_annealed_learning_rate():
+  agent, fractions = ScalingAgent(), iter([1.0, 0.75, 0.5, 0.0])
+  stop = threading.Event()
+  trainer = Trainer(agent, RecordingInput(4, stop), Counters(), lambda logs: None,
+                    FailingCheckpointer(), 1e9, stop,
+                    learning_rate_fraction=lambda: next(fractions))
+  trainer.start()
+  trainer.join(timeout=30)
+  assert trainer.error is None and agent.fractions_used == [1.0, 0.75, 0.5, 0.0]
+
+
+def test_the_learners_fraction_falls_with_the_frames_played_and_needs_a_budget():
+  from types import SimpleNamespace  # pylint: disable=g-import-not-at-top
+  from seed import learner_runtime  # pylint: disable=g-import-not-at-top
+  counters = Counters()
+  learner = SimpleNamespace(counters=counters, options=learner_runtime.LearnerOptions(
+      logdir='unused', max_env_frames=1000, anneal_learning_rate=True))
+  fraction = learner_runtime.Learner._learning_rate_fraction  # pylint: disable=protected-access
+  assert fraction(learner) == 1.0
+  counters.add(env_frames=250)
+  assert fraction(learner) == pytest.approx(0.75)
+  counters.add(env_frames=1000)  # Past the budget (the last batch): never negative.
+  assert fraction(learner) == 0.0
+  with pytest.raises(ValueError, match=r'--anneal_learning_rate lowers the step sizes to 0 '
+                     r'at --max_env_frames; set --max_env_frames to a frame count > 0 '
+                     r'\(got 0\)'):
+    learner_runtime.Learner(learner_runtime.LearnerOptions(logdir='unused',
+                                                           anneal_learning_rate=True))

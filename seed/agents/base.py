@@ -123,6 +123,11 @@ class Agent(abc.ABC):
   def on_restored(self) -> None:
     """Called after a checkpoint restore: re-apply config that must win over saved state."""
 
+  def scale_learning_rates(self, fraction: float) -> None:
+    """Sets every optimizer's step size to `fraction` times its configured one, for the
+    next train steps (the learner's --anneal_learning_rate)."""
+    raise NotImplementedError(f'{type(self).__name__} cannot scale its learning rates')
+
   def warm_up(self, batch_sizes) -> None:
     """Trace `inference` for each padded batch size and build the optimizer.
 

@@ -89,8 +89,11 @@ class KerasAgentMixin:
 
   def on_restored(self) -> None:
     # Optimizers checkpoint their learning rates; the configured ones win.
+    self.scale_learning_rates(1.0)
+
+  def scale_learning_rates(self, fraction: float) -> None:
     for optimizer, _, learning_rate in self._optimizers():
-      optimizer.learning_rate.assign(learning_rate)
+      optimizer.learning_rate.assign(learning_rate * fraction)
 
   def _example_inputs(self, size: int):
     spec = self._env_spec

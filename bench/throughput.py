@@ -20,8 +20,8 @@ For each (actors × envs per actor) it measures, one after the other on this mac
 With several actor counts, starting at 1, it also prints the speedup table: frames/s of
 the env limit and of collection against one process (near-linear until the learner's
 inference is the bottleneck). Frames/s is the median of `--windows` windows of
-`--window_s` after `--warmup_s`;
-frames count the action repeat. Round trip is per step of one actor (send k
+`--window_s` after `--warmup_s` (counted from the first frames, or in training from
+the first train step, so that tracing it is left out); frames count the action repeat. Round trip is per step of one actor (send k
 observations, get k actions): the mean over actors of their p50 and the worst p99.
 """
 import argparse
@@ -156,7 +156,10 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
             i, num_envs, port,
             [f'--gin_file={gin_file}', f'--stats_file={logdir}/actor_{i}.json'] + args.actor_flag))
       progress = os.path.join(logdir, 'progress.csv')
-      rows = _wait_rows(progress, lambda rs: rs and int(rs[-1]['env_frames']) > 0)
+      # Warm-up counts from the first frames, and when training from the first train
+      # step: tracing the train step (seconds, more on a loaded machine) is not training.
+      started = 'learner_steps' if train else 'env_frames'
+      rows = _wait_rows(progress, lambda rs: rs and int(rs[-1][started]) > 0)
       first_frames_s = float(rows[-1]['wall_time_s'])
       end_s = first_frames_s + args.warmup_s + args.windows * args.window_s + 0.6
       rows = _wait_rows(progress, lambda rs: float(rs[-1]['wall_time_s']) >= end_s)

@@ -42,16 +42,17 @@ def train(args, logdir: str) -> int:
       logdir, args.agent, [f'--max_env_frames={args.max_env_frames}', f'--seed={args.seed}',
                            '--checkpoint_interval_s=1800'] + gin_flags + args.learner_flag)
   actors = []
-  try:
-    port = processes.wait_for_port(learner, logdir, poll_s=0.2)
-    for i in range(args.num_actors):
-      actors.append(processes.start_actor(
-          i, args.num_envs, port, gin_flags + [f'--seed={args.seed}'],
-          log_path=os.path.join(logdir, 'logs', f'actor_{i}.log')))
-    return learner.wait()
-  finally:
-    processes.stop(actors)
-    processes.stop([learner], timeout_s=120)
+  with processes.sigterm_raises():
+    try:
+      port = processes.wait_for_port(learner, logdir, poll_s=0.2)
+      for i in range(args.num_actors):
+        actors.append(processes.start_actor(
+            i, args.num_envs, port, gin_flags + [f'--seed={args.seed}'],
+            log_path=os.path.join(logdir, 'logs', f'actor_{i}.log')))
+      return learner.wait()
+    finally:
+      processes.stop(actors)
+      processes.stop([learner], timeout_s=120)
 
 
 def read_episodes(logdir: str) -> List[dict]:

@@ -21,7 +21,9 @@ With several actor counts, starting at 1, it also prints the speedup table: fram
 the env limit and of collection against one process (near-linear until the learner's
 inference is the bottleneck). Frames/s is the median of `--windows` windows of
 `--window_s` after `--warmup_s` (counted from the first frames, or in training from
-the first train step, so that tracing it is left out); frames count the action repeat. Round trip is per step of one actor (send k
+the first train step, so that tracing it is left out); training p10 is the 10th
+percentile of its windows, against the inference-only median (issue 19's test that
+training does not starve acting: use many windows, e.g. 12 of 5 s); frames count the action repeat. Round trip is per step of one actor (send k
 observations, get k actions): the mean over actors of their p50 and the worst p99.
 """
 import argparse
@@ -178,6 +180,8 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
              if os.path.exists(f'{logdir}/actor_{i}.json')]
     return {
         'frames_per_s': statistics.median(rates) if rates else None,
+        # The slow windows: training that starves acting shows here, not in the median.
+        'frames_per_s_p10': _percentile(rates, 10) if rates else None,
         'round_trip_ms_p50': statistics.mean(s['round_trip_ms_p50'] for s in stats)
                              if stats else None,
         'round_trip_ms_p99': max(s['round_trip_ms_p99'] for s in stats) if stats else None,
@@ -185,6 +189,15 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
         'learner_steps_per_s': ((steps[-1] - steps[0]) / (times[-1] - times[0])
                                 if len(steps) >= 2 and times[-1] > times[0] else None),
     }
+
+
+def _percentile(values: List[float], q: float) -> float:
+  """The q-th percentile, linear between the sorted values (NumPy's default)."""
+  ordered = sorted(values)
+  position = (len(ordered) - 1) * q / 100
+  low = int(position)
+  high = min(low + 1, len(ordered) - 1)
+  return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def _wait_rows(path: str, done, timeout_s: float = 600) -> List[dict]:
@@ -242,8 +255,8 @@ def main(argv=None) -> int:
            'compute-aware ceiling (env steps + the model at the mean batch)', '',
            '| actors × envs | env limit | ceiling | inference | / limit | / ceiling | round trip '
            'p50 / p99 (ms) | mean batch | training | / limit | / ceiling | training learner '
-           'steps/s |',
-           '|---|---|---|---|---|---|---|---|---|---|---|---|']
+           'steps/s | training p10 | / inference |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
   print('\n'.join(lines), flush=True)
   results, costs = {}, None
   for num_actors in [int(a) for a in args.actors.split(',')]:
@@ -272,7 +285,9 @@ def main(argv=None) -> int:
               f'{_fmt(train.get("frames_per_s"))} | '
               f'{_ratio(train.get("frames_per_s"), limit.get("frames_per_s"))} | '
               f'{_ratio(train.get("frames_per_s"), ceiling)} | '
-              f'{_fmt(train.get("learner_steps_per_s"), 2)} |')
+              f'{_fmt(train.get("learner_steps_per_s"), 2)} | '
+              f'{_fmt(train.get("frames_per_s_p10"))} | '
+              f'{_ratio(train.get("frames_per_s_p10"), infer.get("frames_per_s"))} |')
       lines.append(line)
       print(line, flush=True)
   if costs:

@@ -2,12 +2,14 @@
 
 Used by the experiment runner (seed.experiments) and the benchmarks (bench/).
 """
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -89,6 +91,27 @@ def start_actor(actor_id: int, num_envs: int, port: int, flags: List[str],
   with open(log_path, 'a' if append else 'w') as log:
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=child_env(),
                             cwd=REPO)
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+  """Inside it, SIGTERM to this process raises SystemExit(143) in the main thread, so
+  the `finally` that stops a learner and its actors runs. Python's default ends the
+  process at once, leaving them running: the learner to its budget, the actors
+  retrying a learner that is gone forever."""
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+
+  def raise_exit(signum, frame):
+    del signum, frame
+    raise SystemExit(128 + signal.SIGTERM)
+
+  previous = signal.signal(signal.SIGTERM, raise_exit)
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGTERM, previous)
 
 
 def stop(processes: List[subprocess.Popen], timeout_s: float = 60) -> None:

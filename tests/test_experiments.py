@@ -229,3 +229,28 @@ def test_a_run_is_finished_for_budgets_up_to_the_one_it_reached(tmp_path):
   assert run_status.is_finished(str(tmp_path), 4000)
   assert run_status.is_finished(str(tmp_path), 1000)
   assert not run_status.is_finished(str(tmp_path), 4001)  # a larger budget: resume it
+
+
+def test_sigterm_inside_sigterm_raises_runs_the_cleanup(tmp_path):
+  # How seed.experiments and bench.learning_curve stop their learner and actors when
+  # they are sent SIGTERM (Python's default would leave them running).
+  marker = tmp_path / 'cleaned'
+  script = ('import sys, time\n'
+            'from seed.local_processes import sigterm_raises\n'
+            'with sigterm_raises():\n'
+            '  try:\n'
+            '    print("ready", flush=True)\n'
+            '    time.sleep(60)\n'
+            '  finally:\n'
+            '    open(sys.argv[1], "w").write("stopped")\n')
+  child = subprocess.Popen([sys.executable, '-c', script, str(marker)], stdout=subprocess.PIPE,
+                           text=True, env=_env(), cwd=REPO)
+  try:
+    assert child.stdout.readline().strip() == 'ready'
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(timeout=30) == 128 + signal.SIGTERM
+  finally:
+    if child.poll() is None:
+      child.kill()
+      child.wait()
+  assert marker.read_text() == 'stopped'

@@ -3,11 +3,11 @@ import argparse
 import dataclasses
 import os
 import shlex
-import signal
 import sys
 from typing import List, Optional
 
 import seed.experiments
+from seed import local_processes
 from seed.experiments import layers, plan, runner
 
 BAD_SETTINGS = 2
@@ -107,12 +107,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             f'{shlex.join(settings.actor_args())}')
     return 0
   # SIGTERM as Ctrl-C: the learner checkpoints and every process is stopped.
-  signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
   outcomes = {}
-  for name, settings in resolved.items():
-    outcomes[name] = runner.run(name, os.path.join(args.root, name), settings)
-    print(f'seed.experiments: {name}: {outcomes[name].status} ({outcomes[name].detail})',
-          flush=True)
+  with local_processes.sigterm_raises():
+    for name, settings in resolved.items():
+      outcomes[name] = runner.run(name, os.path.join(args.root, name), settings)
+      print(f'seed.experiments: {name}: {outcomes[name].status} ({outcomes[name].detail})',
+            flush=True)
   print('| experiment | status | return (last 20 episodes) | |\n|---|---|---|---|')
   for name, outcome in outcomes.items():
     mean_return = runner.recent_return(os.path.join(args.root, name))

@@ -23,8 +23,9 @@ inference is the bottleneck). Frames/s is the median of `--windows` windows of
 `--window_s` after `--warmup_s` (counted from the first frames, or in training from
 the first train step, so that tracing it is left out); training p10 is the 10th
 percentile of its windows, against the inference-only median (issue 19's test that
-training does not starve acting: use many windows, e.g. 12 of 5 s); frames count the action repeat. Round trip is per step of one actor (send k
-observations, get k actions): the mean over actors of their p50 and the worst p99.
+training does not starve acting: use many windows, e.g. 12 of 5 s); frames count the
+action repeat. Round trip is per step of one actor (send k observations, get k
+actions): the mean over actors of their p50 and the worst p99.
 """
 import argparse
 import csv

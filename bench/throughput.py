@@ -39,6 +39,8 @@ import tempfile
 import time
 from typing import Dict, List, Optional
 
+import numpy as np
+
 from bench import processes
 from seed.inference.step_processor import padded_batch_sizes
 
@@ -182,7 +184,7 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
     return {
         'frames_per_s': statistics.median(rates) if rates else None,
         # The slow windows: training that starves acting shows here, not in the median.
-        'frames_per_s_p10': _percentile(rates, 10) if rates else None,
+        'frames_per_s_p10': float(np.percentile(rates, 10)) if rates else None,
         'round_trip_ms_p50': statistics.mean(s['round_trip_ms_p50'] for s in stats)
                              if stats else None,
         'round_trip_ms_p99': max(s['round_trip_ms_p99'] for s in stats) if stats else None,
@@ -190,15 +192,6 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
         'learner_steps_per_s': ((steps[-1] - steps[0]) / (times[-1] - times[0])
                                 if len(steps) >= 2 and times[-1] > times[0] else None),
     }
-
-
-def _percentile(values: List[float], q: float) -> float:
-  """The q-th percentile, linear between the sorted values (NumPy's default)."""
-  ordered = sorted(values)
-  position = (len(ordered) - 1) * q / 100
-  low = int(position)
-  high = min(low + 1, len(ordered) - 1)
-  return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
 def _wait_rows(path: str, done, timeout_s: float = 600) -> List[dict]:

@@ -106,8 +106,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             f'{settings.num_actors} actors x {settings.num_envs} envs: '
             f'{shlex.join(settings.actor_args())}')
     return 0
-  # SIGTERM as Ctrl-C: the learner checkpoints and every process is stopped.
   outcomes = {}
+  # SIGTERM as Ctrl-C: the learner checkpoints and every process is stopped.
   with local_processes.sigterm_raises():
     for name, settings in resolved.items():
       outcomes[name] = runner.run(name, os.path.join(args.root, name), settings)

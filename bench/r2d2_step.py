@@ -13,8 +13,11 @@ steps, Nature CNN, LSTM 512, dueling heads) and times, on random sequences:
 Each is a traced tf.function, timed after one warm-up call (the median of --steps).
 Beside them: the step's floating-point operations counted from the layer shapes
 (multiply-adds × 2; backward counted as twice its forward), the GFLOP/s that makes, and
-this CPU's float32 matmul rate (2048² × 2048², the best kernel it has) as the ceiling.
+this CPU's float32 matmul rate (2048² × 2048², the best kernel it has) as the ceiling,
+and its bfloat16 rate (above float32's only where the CPU has AVX512_BF16 or AMX).
 With --jit_compile the train step is traced with XLA (tf.function(jit_compile=True)).
+With --gin_bindings="R2D2Config.unroll_torso_dtype='bfloat16'" the torso's products run
+in bfloat16 (docs/performance.md).
 """
 import argparse
 import json
@@ -63,15 +66,15 @@ def _median_s(fn, steps: int) -> float:
   return statistics.median(times)
 
 
-def matmul_gflops(tf, size: int = 2048, calls: int = 10) -> float:
-  a = tf.random.normal((size, size))
-  b = tf.random.normal((size, size))
+def matmul_gflops(tf, size: int = 2048, calls: int = 10, dtype: str = 'float32') -> float:
+  a = tf.cast(tf.random.normal((size, size)), dtype)
+  b = tf.cast(tf.random.normal((size, size)), dtype)
   matmul = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
   seconds = _median_s(lambda: matmul().numpy(), calls)
   return 2 * size ** 3 / seconds / 1e9
 
 
-def run(steps: int, jit_compile: bool, intra_op_threads: int) -> dict:
+def run(steps: int, jit_compile: bool, intra_op_threads: int, gin_bindings=()) -> dict:
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   if intra_op_threads:
     tf.config.threading.set_intra_op_parallelism_threads(intra_op_threads)
@@ -79,7 +82,7 @@ def run(steps: int, jit_compile: bool, intra_op_threads: int) -> dict:
   from seed.envs.spec import EnvSpec  # pylint: disable=g-import-not-at-top
 
   config.register_learner_configurables('r2d2')
-  config.parse_gin([ATARI_CONFIG], [])
+  config.parse_gin([ATARI_CONFIG], list(gin_bindings))
   spec = EnvSpec((4, 84, 84), 'uint8', num_actions=6, frames_per_step=4)  # Pong's
   agent = agents.agent_class('r2d2')(env_spec=spec)
   if jit_compile:
@@ -141,13 +144,15 @@ def run(steps: int, jit_compile: bool, intra_op_threads: int) -> dict:
   return {
       'config': f'{rows} sequences x ({burn} burn-in + {length - burn} trained) steps, '
                 f'lstm {cfg.lstm_size}, jit_compile={jit_compile}, '
-                f'intra-op threads {intra_op_threads or "default"}',
+                f'intra-op threads {intra_op_threads or "default"}, torso in the unrolls '
+                f'{cfg.unroll_torso_dtype}',
       'seconds': timings,
       'steps_per_s': 1 / timings['train step'],
       'mflop_per_frame_forward': 2 * macs / 1e6,
       'gflop_per_step': flops / 1e9,
       'gflops_achieved': flops / timings['train step'] / 1e9,
       'matmul_gflops': matmul_gflops(tf),
+      'matmul_gflops_bfloat16': matmul_gflops(tf, dtype='bfloat16'),
   }
 
 
@@ -156,10 +161,12 @@ def main(argv=None) -> int:
   parser.add_argument('--steps', type=int, default=3, help='timed calls of each part')
   parser.add_argument('--jit_compile', action='store_true')
   parser.add_argument('--tf_intra_op_threads', type=int, default=0)
+  parser.add_argument('--gin_bindings', action='append', default=[],
+                      help="e.g. R2D2Config.unroll_torso_dtype='bfloat16'")
   args = parser.parse_args(argv)
   if args.steps < 1:
     parser.error(f'--steps {args.steps}: at least 1')
-  result = run(args.steps, args.jit_compile, args.tf_intra_op_threads)
+  result = run(args.steps, args.jit_compile, args.tf_intra_op_threads, args.gin_bindings)
   print(json.dumps(result, indent=1))
   return 0
 

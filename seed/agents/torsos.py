@@ -8,6 +8,8 @@ import tensorflow as tf
 TORSOS = ('mlp', 'nature', 'impala_shallow')
 # 'auto' picks a torso from the observation rank.
 TORSO_CHOICES = ('auto',) + TORSOS
+# The dtypes a torso's arithmetic may run in (its variables stay float32).
+TORSO_DTYPES = ('float32', 'bfloat16')
 
 # (filters, kernel size, stride) of each convolution, then the dense layer's width.
 CONV_SPECS = {
@@ -74,22 +76,43 @@ def build_torso_layers(torso: str, mlp_hidden_sizes: Sequence[int],
 
 
 def apply_torso(layers: Sequence[keras.layers.Layer], torso: str,
-                observation_shape: Sequence[int], observation: tf.Tensor) -> tf.Tensor:
+                observation_shape: Sequence[int], observation: tf.Tensor,
+                compute_dtype: str = 'float32') -> tf.Tensor:
   """[N, *observation_shape] -> [N, features] float32.
 
   uint8 observations (frames) are scaled by 1/255; image torsos take channels-first
-  observations and transpose them to NHWC; the MLP flattens.
+  observations and transpose them to NHWC; the MLP flattens. With `compute_dtype`
+  'bfloat16' the layers' products run in bfloat16 on their float32 variables (cast
+  on the way in; gradients reach the variables in float32) and the features come
+  back as float32: bfloat16 keeps float32's range, so no loss scaling is needed.
   """
-  x = tf.cast(observation, tf.float32)
+  dtype = tf.as_dtype(compute_dtype)
+  x = tf.cast(observation, dtype)
   if observation.dtype == tf.uint8:
-    x = x * (1.0 / 255.0)
+    x = x * tf.constant(1.0 / 255.0, dtype)
   if torso == 'mlp':
     x = tf.reshape(x, [tf.shape(x)[0], int(np.prod(observation_shape))])
   else:
     x = tf.transpose(x, [0, 2, 3, 1])  # [N, C, H, W] -> [N, H, W, C].
   for layer in layers:
-    x = layer(x)
-  return x
+    x = layer(x) if dtype == tf.float32 else _apply_layer_in(layer, x)
+  return tf.cast(x, tf.float32)
+
+
+def _apply_layer_in(layer: keras.layers.Layer, x: tf.Tensor) -> tf.Tensor:
+  """What `layer(x)` computes, in x's dtype (a float32-policy Keras layer would cast x
+  back to float32). Covers the layers build_torso_layers makes."""
+  if isinstance(layer, keras.layers.Flatten):
+    return tf.reshape(x, [tf.shape(x)[0], -1])
+  kernel, bias = tf.cast(layer.kernel, x.dtype), tf.cast(layer.bias, x.dtype)
+  if isinstance(layer, keras.layers.Conv2D):
+    y = tf.nn.conv2d(x, kernel, strides=layer.strides, padding=layer.padding.upper())
+  elif isinstance(layer, keras.layers.Dense):
+    y = tf.matmul(x, kernel)
+  else:
+    raise TypeError(f'no {x.dtype.name} form of the torso layer {layer.name!r} '
+                    f'({type(layer).__name__})')
+  return layer.activation(tf.nn.bias_add(y, bias))
 
 
 class TorsoNetworkMixin:
@@ -103,13 +126,18 @@ class TorsoNetworkMixin:
   """
 
   def _init_core(self, observation_shape: Sequence[int], observation_dtype: str,
-                 num_actions: int, torso: str, use_lstm: bool, lstm_size: int, seed: int):
+                 num_actions: int, torso: str, use_lstm: bool, lstm_size: int, seed: int,
+                 unroll_torso_dtype: str = 'float32'):
     self._observation_shape = tuple(int(d) for d in observation_shape)
     self._observation_dtype = tf.as_dtype(np.dtype(observation_dtype))
     self._num_actions = int(num_actions)
     self._torso_name = resolve_torso(torso, self._observation_shape)
     self._use_lstm = bool(use_lstm)
     self._lstm_size = int(lstm_size)
+    if unroll_torso_dtype not in TORSO_DTYPES:
+      raise ValueError(f'Unknown unroll_torso_dtype {unroll_torso_dtype!r}; accepted: '
+                       f'{", ".join(TORSO_DTYPES)}.')
+    self._unroll_torso_dtype = unroll_torso_dtype
     # A fixed integer seed makes a Keras 3 initializer return the same values on
     # every call, so each layer draws its own seed from this stream.
     self._seed_stream = np.random.default_rng(seed)
@@ -155,10 +183,10 @@ class TorsoNetworkMixin:
     zeros = tf.zeros([batch_size, self._lstm_size], tf.float32)
     return (zeros, zeros)
 
-  def _torso(self, observation: tf.Tensor) -> tf.Tensor:
+  def _torso(self, observation: tf.Tensor, compute_dtype: str = 'float32') -> tf.Tensor:
     """[N, *observation_shape] -> [N, features] float32."""
     return apply_torso(self._torso_layers, self._torso_name, self._observation_shape,
-                       observation)
+                       observation, compute_dtype)
 
   def _lstm_step(self, features, done, state):
     """One LSTM step with the state zeroed where `done`; returns (output, (c, h))."""
@@ -186,7 +214,8 @@ class TorsoNetworkMixin:
     return self._lstm_step(features, done, tuple(core_state))
 
   def _core_unroll(self, observations, done, core_state):
-    """Torso then LSTM for T time steps, the same function as T `_core_step` calls.
+    """Torso then LSTM for T time steps, the same function as T `_core_step` calls
+    (up to bfloat16's rounding when `unroll_torso_dtype` is 'bfloat16').
 
     Args:
       observations: [T, B, *observation_shape], time-major.
@@ -201,7 +230,8 @@ class TorsoNetworkMixin:
     done = tf.convert_to_tensor(done, tf.bool)
     time_batch = tf.shape(observations)[:2]
     # The torso has no memory, so all T * B rows go through it in one batch.
-    features = self._torso(tf.reshape(observations, (-1,) + self._observation_shape))
+    features = self._torso(tf.reshape(observations, (-1,) + self._observation_shape),
+                           self._unroll_torso_dtype)
     if not self._use_lstm:
       return features, time_batch, ()
     features = tf.reshape(features, tf.concat([time_batch, [features.shape[-1]]], 0))

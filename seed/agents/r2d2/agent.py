@@ -60,7 +60,8 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
           env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
           torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
           use_lstm=config.use_lstm, lstm_size=config.lstm_size,
-          head_hidden_size=config.head_hidden_size, seed=config.seed, name=name)
+          head_hidden_size=config.head_hidden_size, seed=config.seed,
+          unroll_torso_dtype=config.unroll_torso_dtype, name=name)
 
     self._network = make_network('online_q')
     self._target_network = make_network('target_q')

@@ -53,6 +53,11 @@ class R2D2Config:
   """Put an LSTM core after the torso; without it the burn-in steps are skipped."""
   head_hidden_size: int = 512
   """Units of the hidden layer of each dueling stream; 0 for none."""
+  unroll_torso_dtype: str = 'float32'
+  """The dtype of the torso's arithmetic in the learner's unrolls (burn-in, trained part,
+  target): 'float32', or 'bfloat16' where the hardware multiplies it faster (CPUs with
+  AVX512_BF16 or AMX, GPUs, TPUs); variables, LSTM and heads stay float32, and inference
+  runs in float32 whatever this says."""
   num_epsilon_envs: int = 256
   """N, the rungs of the Ape-X epsilon ladder: env i acts with rung i mod N."""
   epsilon_base: float = 0.4
@@ -76,5 +81,6 @@ class R2D2Config:
     checks.non_negative(self, 'rescaling_eps', optional=True)
     checks.non_negative(self, 'epsilon_alpha')
     checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
+    checks.one_of(self, 'unroll_torso_dtype', torsos.TORSO_DTYPES)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.widths(self, 'mlp_hidden_sizes')

@@ -33,11 +33,11 @@ class DuelingQNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
                num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
                use_lstm: bool, lstm_size: int, head_hidden_size: int, seed: int,
-               name: str = 'dueling_q'):
-    """torso ... seed: the R2D2Config fields of those names."""
+               unroll_torso_dtype: str = 'float32', name: str = 'dueling_q'):
+    """torso ... unroll_torso_dtype: the R2D2Config fields of those names."""
     super().__init__(name=name)
     self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
-                    lstm_size, seed)
+                    lstm_size, seed, unroll_torso_dtype)
     self._torso_layers = [self._own(layer) for layer in torsos.build_torso_layers(
         self._torso_name, mlp_hidden_sizes, self._glorot)]
     self._lstm = self._make_lstm()

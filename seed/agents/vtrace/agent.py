@@ -57,7 +57,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
         env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
         torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
         use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
-        initializer=config.initializer)
+        initializer=config.initializer, unroll_torso_dtype=config.unroll_torso_dtype)
     self._configured_learning_rate = float(config.learning_rate)
     if config.optimizer == 'adam':
       self._optimizer = keras.optimizers.Adam(config.learning_rate,

@@ -78,6 +78,12 @@ class VTraceConfig:
   """Put an LSTM core after the torso."""
   lstm_size: int = 256
   """LSTM units."""
+  unroll_torso_dtype: str = 'float32'
+  """The dtype of the torso's arithmetic in the learner's unrolls: 'float32', or
+  'bfloat16' where the hardware multiplies it faster (CPUs with AVX512_BF16 or AMX,
+  GPUs, TPUs). Variables, LSTM and heads stay float32 and inference runs in float32, so
+  the learner's logits then differ from the actors' by bfloat16's rounding (rho near
+  1, not exactly 1, on-policy)."""
   seed: int = 0
   """Seeds the weights and the action sampling, >= 0."""
 
@@ -94,6 +100,7 @@ class VTraceConfig:
     checks.one_of(self, 'optimizer', OPTIMIZERS)
     checks.one_of(self, 'reward_clipping', checks.REWARD_CLIPPINGS)
     checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
+    checks.one_of(self, 'unroll_torso_dtype', torsos.TORSO_DTYPES)
     checks.one_of(self, 'initializer', mlp.INITIALIZERS)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.one_of(self, 'normalize_advantages', (False, True))

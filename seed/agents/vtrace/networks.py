@@ -9,7 +9,8 @@ exposes two calls that
 compute the same function:
   * `step`: one time step for a batch, used by inference on the actors' behalf;
   * `unroll`: T time steps at once, used by the learner, which must recompute
-    exactly the logits the actors acted on (that is what makes rho = 1 on-policy).
+    exactly the logits the actors acted on (that is what makes rho = 1 on-policy),
+    unless `unroll_torso_dtype` runs its torso in bfloat16 (then up to its rounding).
 Both reset the LSTM state to zeros for rows whose `done` is True *before* they
 process that step, since such a step holds the first observation of an episode.
 
@@ -40,13 +41,15 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
                num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
                use_lstm: bool, lstm_size: int, seed: int, initializer: str = 'glorot',
-               q_head: bool = False, q_atoms: int = 0, name: str = 'policy_value'):
-    """torso, mlp_hidden_sizes, use_lstm, lstm_size, seed, initializer: the
-    VTraceConfig fields. q_head: the second head gives Q(x, .) [B, A] (ACER), not V(x);
-    q_atoms > 0 (with q_head): return-distribution logits [B, A, q_atoms] (Reactor)."""
+               q_head: bool = False, q_atoms: int = 0, unroll_torso_dtype: str = 'float32',
+               name: str = 'policy_value'):
+    """torso, mlp_hidden_sizes, use_lstm, lstm_size, seed, initializer,
+    unroll_torso_dtype: the VTraceConfig fields. q_head: the second head gives Q(x, .)
+    [B, A] (ACER), not V(x); q_atoms > 0 (with q_head): return-distribution logits
+    [B, A, q_atoms] (Reactor)."""
     super().__init__(name=name)
     self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
-                    lstm_size, seed)
+                    lstm_size, seed, unroll_torso_dtype)
     orthogonal = initializer == 'orthogonal'
 
     def init(gain: float):

@@ -104,14 +104,14 @@ def _apply_layer_in(layer: keras.layers.Layer, x: tf.Tensor) -> tf.Tensor:
   back to float32). Covers the layers build_torso_layers makes."""
   if isinstance(layer, keras.layers.Flatten):
     return tf.reshape(x, [tf.shape(x)[0], -1])
+  if not isinstance(layer, (keras.layers.Conv2D, keras.layers.Dense)):
+    raise TypeError(f'no {x.dtype.name} form of the torso layer {layer.name!r} '
+                    f'({type(layer).__name__})')
   kernel, bias = tf.cast(layer.kernel, x.dtype), tf.cast(layer.bias, x.dtype)
   if isinstance(layer, keras.layers.Conv2D):
     y = tf.nn.conv2d(x, kernel, strides=layer.strides, padding=layer.padding.upper())
-  elif isinstance(layer, keras.layers.Dense):
-    y = tf.matmul(x, kernel)
   else:
-    raise TypeError(f'no {x.dtype.name} form of the torso layer {layer.name!r} '
-                    f'({type(layer).__name__})')
+    y = tf.matmul(x, kernel)
   return layer.activation(tf.nn.bias_add(y, bias))
 
 

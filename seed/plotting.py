@@ -283,7 +283,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                       'the evaluation actors)')
   parser.add_argument('--title', default='')
   parser.add_argument('--label', action='append', default=[],
-                      help='a name for each RUN, in order (default: its directory name)')
+                      help='a name for each RUN directory, in order (default: its name); a '
+                      'curve file keeps the labels saved in it')
   parser.add_argument('--baseline_label', help="the baseline's name")
   parser.add_argument('--reference', action='append', default=[], metavar='LABEL=RETURN',
                       help="a horizontal line, e.g. a published figure: 'cleanrl, 1M=1400'")
@@ -295,18 +296,20 @@ def main(argv: Optional[List[str]] = None) -> int:
   try:
     if args.window < 1:
       raise ValueError(f'--window={args.window}; expected at least 1')
-    if len(args.label) > len(args.runs):
-      raise ValueError(f'{len(args.label)} --label for {len(args.runs)} runs')
+    directories = [path for path in args.runs if not path.endswith('.csv')]
+    if len(args.label) > len(directories):
+      raise ValueError(f'{len(args.label)} --label for {len(directories)} run directories '
+                       '(a curve file keeps its own labels)')
+    labels = iter(args.label)  # Taken by the run directories in order.
     references = [_reference(text) for text in args.reference]
     runs, baseline = {}, None
-    for i, path in enumerate(args.runs):
+    for path in args.runs:
       if path.endswith('.csv'):
         saved_runs, saved_baseline = load_data(path)
         loaded = list(saved_runs.items())
         baseline = baseline or saved_baseline
       else:
-        loaded = [(args.label[i] if i < len(args.label) else _label(path),
-                   load_run(path, args.metric))]
+        loaded = [(next(labels, None) or _label(path), load_run(path, args.metric))]
       for label, seeds in loaded:
         if label in runs:  # Two runs of one name: told apart by their place.
           label = f'{label} ({len(runs) + 1})'

@@ -130,6 +130,11 @@ def test_references_a_frame_budget_and_the_saved_data_round_trip(tmp_path):
   again = str(tmp_path / 'again.png')
   assert plotting.main([str(data), '--out', again]) == 0
   assert os.path.getsize(again) > 0
+  # --label names the run directories only: the curve file keeps its saved labels.
+  both = tmp_path / 'figures' / 'both.csv'
+  assert plotting.main([str(data), str(tmp_path / 'single'), '--label', 'added',
+                        '--save_data', str(both), '--out', again]) == 0
+  assert list(plotting.load_data(str(both))[0]) == ['grid', 'added']
   assert plotting._reference('cleanrl PPO, 1M=1400') == ('cleanrl PPO, 1M', 1400.0)
 
 

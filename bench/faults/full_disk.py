@@ -7,8 +7,10 @@ go to stdout). Once a checkpoint exists, a file fills the tmpfs:
   - each save must fail with a clear error ('could not write checkpoint ... No
     space left on device ... the previous checkpoint ... is intact') and leave
     nothing behind;
-  - progress.csv, episodes.csv and the summaries must each log one error and
-    drop their records;
+  - progress.csv, episodes.csv and the summaries must each log an error and
+    drop their records, once per outage: a failed save frees the room its
+    partial files took, so a file may write again for a moment and fail anew,
+    but two errors for one file never come without a recovery between them;
   - training and the actors' streams must go on (learner steps rising in the
     log's progress lines, no actor stream ended).
 `count` failed saves later the filler is deleted: the next save must succeed,
@@ -91,8 +93,8 @@ def _fill_and_free(outcome: Outcome, count: int, logdir: str) -> None:
     failures = _wait_for(lambda: _enough(_messages(run_, 'could not write checkpoint'), count),
                          run_, f'{count} failed saves')
     # Each file first fills the rest of its last page (progress.csv: ~20 s of rows).
-    outages = _wait_for(lambda: _enough(_outage_errors(run_), len(_OUTPUTS)), run_,
-                        'errors for progress.csv, episodes.csv and the summaries')
+    _wait_for(lambda: all(_outage_messages(run_, output) for output in _OUTPUTS), run_,
+              'errors for progress.csv, episodes.csv and the summaries')
     steps_later = _learner_steps(run_)
     leftovers = sorted(set(os.listdir(checkpoints)) - _listed_files(checkpoints))
     written_before = len(_messages(run_, 'checkpoint written: '))
@@ -111,11 +113,14 @@ def _fill_and_free(outcome: Outcome, count: int, logdir: str) -> None:
     for message in failures:
       if 'No space left on device' not in message or 'is intact' not in message:
         outcome.fail(f'unclear error: {message}')
-    outages = _outage_errors(run_)
     for output in _OUTPUTS:
-      errors = [m for m in outages if m.startswith(f'could not write {output} (')]
-      if len(errors) != 1:
-        outcome.fail(f'{len(errors)} errors for {output} while the disk was full; expected 1')
+      messages = _outage_messages(run_, output)
+      if not messages or not messages[0].startswith('could not write'):
+        outcome.fail(f'no error for {output} while the disk was full')
+      repeated = [m for m, after in zip(messages, messages[1:])
+                  if m.startswith('could not write') and after.startswith('could not write')]
+      if repeated:
+        outcome.fail(f'{output} logged its outage again before it recovered: {repeated[0]}')
     for output in ('progress.csv', 'episodes.csv'):
       if not any(m.startswith(f'writing {output} again') for m in recovered):
         outcome.fail(f'{output} was not written again once there was room')
@@ -136,9 +141,10 @@ def _fill_and_free(outcome: Outcome, count: int, logdir: str) -> None:
       outcome.fail(f'{len(ended)} actor streams ended, e.g. {ended[0]}')
 
 
-def _outage_errors(run_: ToyRun):
-  return [m for m in _messages(run_, 'could not write ')
-          if any(m.startswith(f'could not write {output} (') for output in _OUTPUTS)]
+def _outage_messages(run_: ToyRun, output: str):
+  """`output`'s errors and recoveries in the learner's log, in order."""
+  return [message for _, message in log_lines(run_.learner_log_path)
+          if message.startswith((f'could not write {output} (', f'writing {output} again'))]
 
 
 def _learner_steps(run_: ToyRun) -> int:

@@ -15,9 +15,9 @@ import sys
 import time
 
 
-def measure(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,
-            calls: int, warmup_calls: int, gin_bindings=()):
-  """[{'batch_size', 'wall_ms', 'cpu_ms'}] per batch size."""
+def build_agent(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,
+                gin_bindings=()):
+  """The agent as the learner builds it (gin, the env's spec), warmed up for `batch_sizes`."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   if intra_op_threads:
     tf.config.threading.set_intra_op_parallelism_threads(intra_op_threads)
@@ -27,6 +27,14 @@ def measure(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,
   config.parse_gin([gin_file], list(gin_bindings))
   agent = agents.agent_class(agent_name)(env_spec=EnvConfig().spec())
   agent.warm_up(list(batch_sizes))
+  return agent
+
+
+def measure(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,
+            calls: int, warmup_calls: int, gin_bindings=()):
+  """[{'batch_size', 'wall_ms', 'cpu_ms'}] per batch size."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  agent = build_agent(gin_file, agent_name, batch_sizes, intra_op_threads, gin_bindings)
   rows = []
   for size in batch_sizes:
     policy = agent.batched_policy(size)

@@ -1,4 +1,5 @@
 """The benchmarks run end to end with tiny budgets (figures are not checked)."""
+import json
 import re
 import subprocess
 import sys
@@ -145,3 +146,15 @@ def test_r2d2_step_counts_the_nature_cnn_by_hand():
       3_276_800 + 2_654_208 + 1_806_336 + dense + lstm + heads)
   # A backward pass counts twice its forward.
   assert r2d2_step.step_flops(10, 4, 1_000) == 2 * 1_000 * (10 + 8)
+
+
+def test_the_round_trip_floor_prints_transport_and_tf_call_figures():
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.round_trip_floor', '--gin_file=gin/toy/vtrace.gin',
+       '--seconds=0.5', '--calls=5', '--repeats=1'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 0, result.stdout + result.stderr
+  rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith('{')]
+  assert [r['figure'] for r in rows[:2]] == [
+      'grpc stream round trip', 'grpc stream round trip, reply from a worker thread']
+  assert len(rows) == 2 + 2 * 3 and all(r['p50_ms'] > 0 for r in rows), rows

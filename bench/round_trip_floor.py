@@ -1,0 +1,148 @@
+"""What a 1 x 1 round trip cannot go below on this machine: the transport and the
+TensorFlow call, each measured alone.
+
+  python -m bench.round_trip_floor --gin_file gin/atari/vtrace.gin --agent vtrace
+
+- transport: a grpc.aio bidirectional stream between two processes on loopback, with
+  the learner's and the actors' channel options; one request of `--request_bytes` (one
+  Pong observation: 84 x 84 x 4 bytes) answered by 4 bytes, in lockstep, with no model;
+  again with the reply made in a worker thread, as the learner's inference thread does.
+- tf_call: one concrete function call with the agent's policy inputs at batch 1 (and
+  `--batch_sizes`): a function that does nothing, and the agent's traced policy, each
+  called with new numpy arrays' contents (what the learner passes), with the same tensors
+  every call (no conversion, inputs warm in cache: not what a learner can do), and with
+  tensors copied from the arrays by tf.constant before each call.
+
+Prints one JSON line per figure: {'figure', 'p50_ms', ...}.
+"""
+import argparse
+import asyncio
+import concurrent.futures
+import json
+import multiprocessing
+import statistics
+import sys
+import time
+
+REPLY = b'acts'
+
+
+def _serve(port_queue, thread_hop: bool) -> None:
+  import grpc  # pylint: disable=g-import-not-at-top
+  from grpc import aio  # pylint: disable=g-import-not-at-top
+  from seed import security  # pylint: disable=g-import-not-at-top
+
+  async def main():
+    executor = concurrent.futures.ThreadPoolExecutor(1)
+
+    async def act(request_iterator, context):
+      del request_iterator
+      while await context.read() is not aio.EOF:
+        if thread_hop:
+          await asyncio.get_running_loop().run_in_executor(executor, lambda: None)
+        await context.write(REPLY)
+
+    server = aio.server(options=security.server_options(64 << 20))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        'Floor', {'Act': grpc.stream_stream_rpc_method_handler(act)}),))
+    port_queue.put(server.add_insecure_port('127.0.0.1:0'))
+    await server.start()
+    await server.wait_for_termination()
+
+  asyncio.run(main())
+
+
+async def _lockstep(port: int, request_bytes: int, seconds: float, warmup: int):
+  from grpc import aio  # pylint: disable=g-import-not-at-top
+  from seed import security  # pylint: disable=g-import-not-at-top
+  async with aio.insecure_channel(f'127.0.0.1:{port}',
+                                  options=security.channel_options(64 << 20)) as channel:
+    call = channel.stream_stream('/Floor/Act')()
+    request, round_trips = b'\0' * request_bytes, []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+      sent = time.perf_counter()
+      await call.write(request)
+      await call.read()
+      round_trips.append(1000 * (time.perf_counter() - sent))
+    await call.done_writing()
+  return round_trips[warmup:]
+
+
+def transport(request_bytes: int, seconds: float, thread_hop: bool) -> dict:
+  """p50/p99 of the lockstep round trip (ms) against a server in another process."""
+  context = multiprocessing.get_context('spawn')  # no gRPC state shared with the parent
+  port_queue = context.Queue()
+  server = context.Process(target=_serve, args=(port_queue, thread_hop), daemon=True)
+  server.start()
+  try:
+    port = port_queue.get(timeout=60)
+    round_trips = asyncio.run(_lockstep(port, request_bytes, seconds, warmup=100))
+  finally:
+    server.terminate()
+    server.join()
+  return {'figure': 'grpc stream round trip' + (', reply from a worker thread'
+                                                 if thread_hop else ''),
+          'request_bytes': request_bytes, 'round_trips': len(round_trips),
+          'p50_ms': statistics.median(round_trips),
+          'p99_ms': statistics.quantiles(round_trips, n=100)[98]}
+
+
+def tf_call(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,
+            calls: int, repeats: int):
+  """Median over `repeats` of the mean ms per call, for each function and input kind."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bench import model_cost  # pylint: disable=g-import-not-at-top
+  agent = model_cost.build_agent(gin_file, agent_name, batch_sizes, intra_op_threads)
+
+  @tf.function
+  def does_nothing(observation, reward, done, core_state, acting):
+    del reward, done, core_state, acting
+    return tf.zeros(tf.shape(observation)[:1], tf.int32)
+
+  rows = []
+  for size in batch_sizes:
+    arrays = agent._example_inputs(size)  # pylint: disable=protected-access
+    tensors = tf.nest.map_structure(tf.convert_to_tensor, arrays)
+    functions = {'a function that does nothing': does_nothing.get_concrete_function(*arrays),
+                 'the policy': agent.batched_policy(size)}
+    for name, function in functions.items():
+      for kind, make_inputs in (
+          ('numpy arrays', lambda: arrays), ('the same tensors', lambda: tensors),
+          ('numpy arrays copied by tf.constant', lambda: tf.nest.map_structure(tf.constant,
+                                                                               arrays))):
+        for _ in range(20):
+          function(*make_inputs())
+        per_call = []
+        for _ in range(repeats):
+          start = time.perf_counter()
+          for _ in range(calls):
+            out = function(*make_inputs())
+          tf.nest.map_structure(lambda t: t.numpy(), out)
+          per_call.append(1000 * (time.perf_counter() - start) / calls)
+        rows.append({'figure': f'{name}, called with {kind}', 'batch_size': size,
+                     'p50_ms': statistics.median(per_call)})
+  return rows
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--gin_file', default='gin/atari/vtrace.gin')
+  parser.add_argument('--agent', default='vtrace')
+  parser.add_argument('--batch_sizes', default='1')
+  parser.add_argument('--tf_intra_op_threads', type=int, default=1)
+  parser.add_argument('--request_bytes', type=int, default=84 * 84 * 4)
+  parser.add_argument('--seconds', type=float, default=4.0, help='per transport figure')
+  parser.add_argument('--calls', type=int, default=300)
+  parser.add_argument('--repeats', type=int, default=7)
+  args = parser.parse_args(argv)
+  for thread_hop in (False, True):
+    print(json.dumps(transport(args.request_bytes, args.seconds, thread_hop)), flush=True)
+  for row in tf_call(args.gin_file, args.agent, [int(s) for s in args.batch_sizes.split(',')],
+                     args.tf_intra_op_threads, args.calls, args.repeats):
+    print(json.dumps(row), flush=True)
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -5,7 +5,8 @@ TensorFlow call, each measured alone.
 
 - transport: a grpc.aio bidirectional stream between two processes on loopback, with
   the learner's and the actors' channel options; one request of `--request_bytes` (one
-  Pong observation: 84 x 84 x 4 bytes) answered by 4 bytes, in lockstep, with no model;
+  Pong observation: 84 x 84 x 4 bytes) answered by 4 bytes, in lockstep, with no model
+  (and the client's write alone, until gRPC has taken the message);
   again with the reply made in a worker thread, as the learner's inference thread does.
 - tf_call: one concrete function call with the agent's policy inputs at batch 1 (and
   `--batch_sizes`): a function that does nothing, and the agent's traced policy, each
@@ -58,15 +59,16 @@ async def _lockstep(port: int, request_bytes: int, seconds: float, warmup: int):
   async with aio.insecure_channel(f'127.0.0.1:{port}',
                                   options=security.channel_options(64 << 20)) as channel:
     call = channel.stream_stream('/Floor/Act')()
-    request, round_trips = b'\0' * request_bytes, []
+    request, round_trips, writes = b'\0' * request_bytes, [], []
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
       sent = time.perf_counter()
       await call.write(request)
+      writes.append(1000 * (time.perf_counter() - sent))
       await call.read()
       round_trips.append(1000 * (time.perf_counter() - sent))
     await call.done_writing()
-  return round_trips[warmup:]
+  return round_trips[warmup:], writes[warmup:]
 
 
 def transport(request_bytes: int, seconds: float, thread_hop: bool) -> dict:
@@ -77,7 +79,7 @@ def transport(request_bytes: int, seconds: float, thread_hop: bool) -> dict:
   server.start()
   try:
     port = port_queue.get(timeout=60)
-    round_trips = asyncio.run(_lockstep(port, request_bytes, seconds, warmup=100))
+    round_trips, writes = asyncio.run(_lockstep(port, request_bytes, seconds, warmup=100))
   finally:
     server.terminate()
     server.join()
@@ -85,7 +87,9 @@ def transport(request_bytes: int, seconds: float, thread_hop: bool) -> dict:
                                                  if thread_hop else ''),
           'request_bytes': request_bytes, 'round_trips': len(round_trips),
           'p50_ms': statistics.median(round_trips),
-          'p99_ms': statistics.quantiles(round_trips, n=100)[98]}
+          'p99_ms': statistics.quantiles(round_trips, n=100)[98],
+          # The client's `await call.write(...)` alone: until gRPC has taken the message.
+          'write_p50_ms': statistics.median(writes)}
 
 
 def tf_call(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,

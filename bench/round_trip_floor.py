@@ -9,10 +9,11 @@ TensorFlow call, each measured alone.
   (and the client's write alone, until gRPC has taken the message);
   again with the reply made in a worker thread, as the learner's inference thread does.
 - tf_call: one concrete function call with the agent's policy inputs at batch 1 (and
-  `--batch_sizes`): a function that does nothing, and the agent's traced policy, each
-  called with new numpy arrays' contents (what the learner passes), with the same tensors
-  every call (no conversion, inputs warm in cache: not what a learner can do), and with
-  tensors copied from the arrays by tf.constant before each call.
+  `--batch_sizes`): a function that does nothing, called with numpy arrays (what the
+  learner passes), with the same tensors every call (no conversion, inputs warm in
+  cache: not what a learner can do) and with tensors copied from the arrays by
+  tf.constant before each call; and the agent's batched policy with numpy arrays (it
+  packs the per-env scalars into one array itself, so tensors would only be copied back).
 
 Prints one JSON line per figure: {'figure', 'p50_ms', ...}.
 """
@@ -108,13 +109,14 @@ def tf_call(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,
   for size in batch_sizes:
     arrays = agent._example_inputs(size)  # pylint: disable=protected-access
     tensors = tf.nest.map_structure(tf.convert_to_tensor, arrays)
-    functions = {'a function that does nothing': does_nothing.get_concrete_function(*arrays),
-                 'the policy': agent.batched_policy(size)}
-    for name, function in functions.items():
-      for kind, make_inputs in (
-          ('numpy arrays', lambda: arrays), ('the same tensors', lambda: tensors),
-          ('numpy arrays copied by tf.constant', lambda: tf.nest.map_structure(tf.constant,
-                                                                               arrays))):
+    input_kinds = (('numpy arrays', lambda: arrays), ('the same tensors', lambda: tensors),
+                   ('numpy arrays copied by tf.constant',
+                    lambda: tf.nest.map_structure(tf.constant, arrays)))
+    functions = (('a function that does nothing', does_nothing.get_concrete_function(*arrays),
+                  input_kinds),
+                 ('the policy', agent.batched_policy(size), input_kinds[:1]))
+    for name, function, kinds in functions:
+      for kind, make_inputs in kinds:
         for _ in range(20):
           function(*make_inputs())
         per_call = []

@@ -143,8 +143,7 @@ def _fill_and_free(outcome: Outcome, count: int, logdir: str) -> None:
 
 def _outage_messages(run_: ToyRun, output: str):
   """`output`'s errors and recoveries in the learner's log, in order."""
-  return [message for _, message in log_lines(run_.learner_log_path)
-          if message.startswith((f'could not write {output} (', f'writing {output} again'))]
+  return _messages(run_, (f'could not write {output} (', f'writing {output} again'))
 
 
 def _learner_steps(run_: ToyRun) -> int:
@@ -165,7 +164,8 @@ def _actor_log(logdir: str, actor_id: int):
     return f.read().splitlines()
 
 
-def _messages(run_: ToyRun, prefix: str):
+def _messages(run_: ToyRun, prefix):
+  """The learner's log messages that start with `prefix` (a string or a tuple of them)."""
   return [message for _, message in log_lines(run_.learner_log_path)
           if message.startswith(prefix)]
 

@@ -34,9 +34,49 @@ def test_a_due_evaluation_starts_once_and_waits_for_the_last(tmp_path, monkeypat
   assert evaluation.on_checkpoint(str(tmp_path / 'ckpt' / 'ckpt-1'))
   assert not evaluation.on_checkpoint(str(tmp_path / 'ckpt' / 'ckpt-2'))  # one runs
   [command] = started
-  assert '--checkpoint=' + str(tmp_path / 'ckpt' / 'ckpt-1') in command
+  assert '--checkpoint=' + str(tmp_path / 'evaluation' / 'pinned' / 'ckpt-1') in command
   assert '--episodes=2' in command and '--tensorboard' in command
   assert f'--video={tmp_path}/evaluation/ckpt-1.mp4' in command
+
+
+def test_the_evaluated_checkpoint_outlives_its_rotation_until_the_child_exits(
+    tmp_path, monkeypatch):
+  # The learner keeps its last few checkpoints; the child needs seconds to start.
+  ckpt = tmp_path / 'ckpt'
+  ckpt.mkdir()
+  for suffix, data in (('.index', b'index'), ('.data-00000-of-00001', b'weights'),
+                       ('.replay.npz', b'replay')):
+    (ckpt / f'ckpt-1{suffix}').write_bytes(data)
+  exit_code = [None]
+
+  class FakeChild:
+    def poll(self):
+      return exit_code[0]
+
+  commands = []
+  monkeypatch.setattr(periodic.subprocess, 'Popen',
+                      lambda command, **kwargs: commands.append(command) or FakeChild())
+  evaluation = periodic.PeriodicEvaluation(str(tmp_path), 1e-9, 2, video=False)
+  assert evaluation.on_checkpoint(str(ckpt / 'ckpt-1'))
+  for path in ckpt.iterdir():
+    path.unlink()  # CheckpointManager's rotation
+  pinned = tmp_path / 'evaluation' / 'pinned'
+  assert sorted(p.name for p in pinned.iterdir()) == ['ckpt-1.data-00000-of-00001',
+                                                      'ckpt-1.index']  # not the replay
+  assert (pinned / 'ckpt-1.data-00000-of-00001').read_bytes() == b'weights'
+  assert not evaluation.on_checkpoint(str(ckpt / 'ckpt-2'))  # still running
+  assert (pinned / 'ckpt-1.index').exists()
+  exit_code[0] = 0
+  evaluation.close()
+  assert not pinned.exists() and len(commands) == 1
+
+
+def test_a_killed_learners_pinned_checkpoint_is_removed_at_the_next_start(tmp_path):
+  pinned = tmp_path / 'evaluation' / 'pinned'
+  pinned.mkdir(parents=True)
+  (pinned / 'ckpt-4.index').write_bytes(b'index')
+  periodic.PeriodicEvaluation(str(tmp_path), 60, 2, video=False)
+  assert not pinned.exists()
 
 
 def test_training_with_periodic_evaluation_logs_returns_and_a_gif(tmp_path):

@@ -7,8 +7,16 @@ table in RUN/evaluation/, the returns (and with `video` the first episode as MP4
 GIF) in TensorBoard under RUN/evaluation/tb, its output in RUN/logs/evaluation.log.
 It runs beside training, on the same CPU, and never holds training up; at the end an
 evaluation still running gets `close`'s grace period, then is stopped.
+
+The checkpoint is pinned first: its model files are hard-linked (copied where links
+are refused) into RUN/evaluation/pinned/ and the child reads them there. The learner
+keeps only its last few checkpoints, and the child needs seconds to start, so the
+checkpoint it was given could otherwise be deleted before it is read. The pinned
+files go once the child has exited.
 """
+import glob
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -30,17 +38,21 @@ class PeriodicEvaluation:
     self._child: Optional[subprocess.Popen] = None
     self._last_start = -float('inf')
     self.started = 0
+    self._pinned_dir = os.path.join(logdir, 'evaluation', 'pinned')
+    self._unpin()  # What a learner that was killed mid-evaluation left.
 
   def on_checkpoint(self, prefix: str) -> bool:
     """Starts an evaluation of `prefix` if one is due and none runs; whether it did."""
     now = time.monotonic()
     if self._child is not None and self._child.poll() is None:
       return False
+    self._unpin()
     if now - self._last_start < self._interval_s:
       return False
     name = os.path.basename(prefix)
+    pinned = self._pin(prefix)
     command = [sys.executable, '-m', 'seed.evaluate', f'--logdir={self._logdir}',
-               f'--checkpoint={prefix}', f'--episodes={self._episodes}', '--policy=greedy',
+               f'--checkpoint={pinned}', f'--episodes={self._episodes}', '--policy=greedy',
                '--tensorboard']
     if self._video:
       command.append(f'--video={os.path.join(self._logdir, "evaluation", name + ".mp4")}')
@@ -54,9 +66,30 @@ class PeriodicEvaluation:
 
   def close(self, grace_s: float = 60.0) -> None:
     """Lets a running evaluation finish for up to `grace_s`, then stops it."""
-    if self._child is None or self._child.poll() is not None:
+    if self._child is not None and self._child.poll() is None:
+      try:
+        self._child.wait(timeout=grace_s)
+      except subprocess.TimeoutExpired:
+        local_processes.stop([self._child], timeout_s=10)
+    self._unpin()
+
+  def _pin(self, prefix: str) -> str:
+    """Links (or copies) the model files of checkpoint `prefix` into the pinned
+    directory; returns the pinned prefix, with the same name. The replay is left out:
+    evaluation reads only the model."""
+    os.makedirs(self._pinned_dir, exist_ok=True)
+    name = os.path.basename(prefix)
+    for path in glob.glob(glob.escape(prefix) + '.index') + glob.glob(
+        glob.escape(prefix) + '.data-*'):
+      target = os.path.join(self._pinned_dir, os.path.basename(path))
+      try:
+        os.link(path, target)
+      except OSError:  # A filesystem without hard links.
+        shutil.copyfile(path, target)
+    return os.path.join(self._pinned_dir, name)
+
+  def _unpin(self) -> None:
+    """Deletes the pinned files, unless an evaluation is still reading them."""
+    if self._child is not None and self._child.poll() is None:
       return
-    try:
-      self._child.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-      local_processes.stop([self._child], timeout_s=10)
+    shutil.rmtree(self._pinned_dir, ignore_errors=True)

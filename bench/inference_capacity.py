@@ -118,13 +118,6 @@ def _client_process(port: int, spec_json: str, env_name: str, first_actor_id: in
     json.dump(result, f)
 
 
-def _cpu_s(pid: int) -> float:
-  """User + system CPU seconds of a process (Linux /proc)."""
-  with open(f'/proc/{pid}/stat') as f:
-    fields = f.read().rpartition(')')[2].split()
-  return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
-
-
 def _progress_rows(logdir: str) -> List[dict]:
   path = os.path.join(logdir, 'progress.csv')
   if not os.path.exists(path):
@@ -158,10 +151,10 @@ def measure(port: int, learner_pid: int, logdir: str, spec_json: str, env_name: 
                                f'{client.exitcode}); learner: {learner_last_line(logdir)}')
       time.sleep(args.warmup_s)
       rows_before = len(_progress_rows(logdir))
-      learner_cpu_before = _cpu_s(learner_pid)
+      learner_cpu_before = processes.cpu_s(learner_pid)
       go.set()
       time.sleep(args.seconds)
-      learner_cpu = _cpu_s(learner_pid) - learner_cpu_before
+      learner_cpu = processes.cpu_s(learner_pid) - learner_cpu_before
       for client in clients:
         client.join(timeout=60)
         if client.exitcode != 0:

@@ -6,8 +6,14 @@ TensorFlow call, each measured alone.
 - transport: a grpc.aio bidirectional stream between two processes on loopback, with
   the learner's and the actors' channel options; one request of `--request_bytes` (one
   Pong observation: 84 x 84 x 4 bytes) answered by 4 bytes, in lockstep, with no model
-  (and the client's write alone, until gRPC has taken the message);
+  (and the client's write alone, until gRPC has taken the message, and the server
+  process's CPU per round trip: gRPC's and asyncio's work for one message each way);
   again with the reply made in a worker thread, as the learner's inference thread does.
+- learner_python: what the learner's Python does for one actor's Step besides the policy
+  call, in-process without gRPC, at each of `--batch_sizes` envs in the Step: parse and
+  check the message (`protocol.decode_step`), the batch's bookkeeping in `StepProcessor`
+  (inputs gathered and padded, recurrent state and unrolls filed, episodes counted:
+  its time less the policy call's), and checking and encoding the actions.
 - tf_call: one concrete function call with the agent's policy inputs at batch 1 (and
   `--batch_sizes`): a function that does nothing, called with numpy arrays (what the
   learner passes), with the same tensors every call (no conversion, inputs warm in
@@ -25,6 +31,8 @@ import multiprocessing
 import statistics
 import sys
 import time
+
+from bench import processes
 
 REPLY = b'acts'
 
@@ -54,7 +62,9 @@ def _serve(port_queue, thread_hop: bool) -> None:
   asyncio.run(main())
 
 
-async def _lockstep(port: int, request_bytes: int, seconds: float, warmup: int):
+async def _lockstep(port: int, request_bytes: int, seconds: float, warmup: int, on_warm):
+  """Round trips and writes (ms) after the first `warmup`; calls on_warm() then, and
+  returns what it returned and what it returns at the end."""
   from grpc import aio  # pylint: disable=g-import-not-at-top
   from seed import security  # pylint: disable=g-import-not-at-top
   async with aio.insecure_channel(f'127.0.0.1:{port}',
@@ -62,14 +72,18 @@ async def _lockstep(port: int, request_bytes: int, seconds: float, warmup: int):
     call = channel.stream_stream('/Floor/Act')()
     request, round_trips, writes = b'\0' * request_bytes, [], []
     end = time.perf_counter() + seconds
+    at_warm = None
     while time.perf_counter() < end:
+      if len(round_trips) == warmup:
+        at_warm = on_warm()
       sent = time.perf_counter()
       await call.write(request)
       writes.append(1000 * (time.perf_counter() - sent))
       await call.read()
       round_trips.append(1000 * (time.perf_counter() - sent))
+    at_end = on_warm()
     await call.done_writing()
-  return round_trips[warmup:], writes[warmup:]
+  return round_trips[warmup:], writes[warmup:], (at_warm, at_end)
 
 
 def transport(request_bytes: int, seconds: float, thread_hop: bool) -> dict:
@@ -80,7 +94,8 @@ def transport(request_bytes: int, seconds: float, thread_hop: bool) -> dict:
   server.start()
   try:
     port = port_queue.get(timeout=60)
-    round_trips, writes = asyncio.run(_lockstep(port, request_bytes, seconds, warmup=100))
+    round_trips, writes, (cpu_start, cpu_end) = asyncio.run(_lockstep(
+        port, request_bytes, seconds, warmup=100, on_warm=lambda: processes.cpu_s(server.pid)))
   finally:
     server.terminate()
     server.join()
@@ -90,15 +105,77 @@ def transport(request_bytes: int, seconds: float, thread_hop: bool) -> dict:
           'p50_ms': statistics.median(round_trips),
           'p99_ms': statistics.quantiles(round_trips, n=100)[98],
           # The client's `await call.write(...)` alone: until gRPC has taken the message.
-          'write_p50_ms': statistics.median(writes)}
+          'write_p50_ms': statistics.median(writes),
+          # /proc counts in clock ticks (10 ms): seconds of round trips make it exact enough.
+          'server_cpu_ms_per_round_trip': 1000 * (cpu_end - cpu_start) / len(round_trips)}
 
 
-def tf_call(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,
-            calls: int, repeats: int):
+def learner_python(agent, envs_per_step, calls: int, repeats: int):
+  """Median over `repeats` of the mean ms per Step of each part, for each Step size."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  from seed import protocol  # pylint: disable=g-import-not-at-top
+  from seed.counters import Counters  # pylint: disable=g-import-not-at-top
+  from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
+  from seed.inference.env_state import EnvTable  # pylint: disable=g-import-not-at-top
+  from seed.inference import step_processor  # pylint: disable=g-import-not-at-top
+  from seed.proto import actor_learner_pb2 as pb  # pylint: disable=g-import-not-at-top
+  largest = max(envs_per_step)
+  spec = EnvConfig().spec()  # gin is parsed: the env the agent was made for
+  processor = step_processor.StepProcessor(
+      agent, largest, spec.frames_per_step, put_unroll=lambda unroll: True,
+      on_episode=lambda *episode: None, on_batch=lambda stats: None, counters=Counters())
+  processor.warm_up()
+  policy_s = [0.0]
+
+  def timed(policy):
+    def call(*inputs):
+      start = time.perf_counter()
+      outputs = policy(*inputs)
+      policy_s[0] += time.perf_counter() - start
+      return outputs
+    return call
+  # The policy's outputs are tensors: their conversion to arrays stays in the bookkeeping.
+  processor._policies = {size: timed(policy)  # pylint: disable=protected-access
+                         for size, policy in processor._policies.items()}  # pylint: disable=protected-access
+  table = EnvTable(agent.initial_core_state, agent.acting_params, agent.unroll_length,
+                   agent.unroll_overlap)
+  rng = np.random.default_rng(0)
+  rows = []
+  for k in envs_per_step:
+    slots = table.connect(k, 'bench', k)
+    observations = rng.integers(0, 255, (k,) + spec.observation_shape).astype(
+        spec.observation_dtype)
+    data = protocol.make_step(observations, [0.0] * k, [False] * k,
+                              [False] * k).SerializeToString()
+
+    def one_step():
+      start = time.perf_counter()
+      message = protocol.parse_actor_message(data)
+      inputs = protocol.decode_step(message.step, spec, k)
+      decoded = time.perf_counter()
+      before = policy_s[0]
+      [actions] = processor([step_processor.StepRequest(slots, *inputs)])
+      processed = time.perf_counter()
+      protocol.check_actions(actions, spec, k)
+      pb.LearnerMessage(actions=pb.Actions(
+          actions=protocol.encode_tensor(actions))).SerializeToString()
+      policy = policy_s[0] - before
+      return (decoded - start, processed - decoded - policy, time.perf_counter() - processed,
+              policy)
+    for _ in range(20):
+      one_step()
+    per_repeat = [np.mean([one_step() for _ in range(calls)], axis=0) for _ in range(repeats)]
+    parts = np.median(per_repeat, axis=0) * 1000
+    names = ('decode the Step', "the batch's bookkeeping around the policy",
+             'check and encode the actions', 'the policy call (for scale)')
+    rows += [{'figure': name, 'envs_per_step': k, 'p50_ms': float(ms)}
+             for name, ms in zip(names, parts)]
+  return rows
+
+
+def tf_call(agent, batch_sizes, calls: int, repeats: int):
   """Median over `repeats` of the mean ms per call, for each function and input kind."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bench import model_cost  # pylint: disable=g-import-not-at-top
-  agent = model_cost.build_agent(gin_file, agent_name, batch_sizes, intra_op_threads)
 
   @tf.function
   def does_nothing(observation, reward, done, core_state, acting):
@@ -144,8 +221,17 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   for thread_hop in (False, True):
     print(json.dumps(transport(args.request_bytes, args.seconds, thread_hop)), flush=True)
-  for row in tf_call(args.gin_file, args.agent, [int(s) for s in args.batch_sizes.split(',')],
-                     args.tf_intra_op_threads, args.calls, args.repeats):
+  from bench import model_cost  # pylint: disable=g-import-not-at-top
+  from seed.inference import step_processor  # pylint: disable=g-import-not-at-top
+  batch_sizes = [int(s) for s in args.batch_sizes.split(',')]
+  # One agent for both (gin is parsed once a process): the learner's padded sizes too.
+  agent = model_cost.build_agent(
+      args.gin_file, args.agent,
+      sorted(set(batch_sizes) | set(step_processor.padded_batch_sizes(max(batch_sizes)))),
+      args.tf_intra_op_threads)
+  for row in learner_python(agent, batch_sizes, args.calls, args.repeats):
+    print(json.dumps(row), flush=True)
+  for row in tf_call(agent, batch_sizes, args.calls, args.repeats):
     print(json.dumps(row), flush=True)
   return 0
 

@@ -148,7 +148,7 @@ def test_r2d2_step_counts_the_nature_cnn_by_hand():
   assert r2d2_step.step_flops(10, 4, 1_000) == 2 * 1_000 * (10 + 8)
 
 
-def test_the_round_trip_floor_prints_transport_and_tf_call_figures():
+def test_the_round_trip_floor_prints_transport_learner_and_tf_call_figures():
   result = subprocess.run(
       [sys.executable, '-m', 'bench.round_trip_floor', '--gin_file=gin/toy/vtrace.gin',
        '--seconds=0.5', '--calls=5', '--repeats=1'],
@@ -157,4 +157,8 @@ def test_the_round_trip_floor_prints_transport_and_tf_call_figures():
   rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith('{')]
   assert [r['figure'] for r in rows[:2]] == [
       'grpc stream round trip', 'grpc stream round trip, reply from a worker thread']
-  assert len(rows) == 2 + 3 + 1 and all(r['p50_ms'] > 0 for r in rows), rows
+  assert all(r['server_cpu_ms_per_round_trip'] >= 0 for r in rows[:2]), rows[:2]
+  assert [r['figure'] for r in rows[2:6]] == [
+      'decode the Step', "the batch's bookkeeping around the policy",
+      'check and encode the actions', 'the policy call (for scale)']
+  assert len(rows) == 2 + 4 + 3 + 1 and all(r['p50_ms'] > 0 for r in rows), rows

@@ -62,9 +62,9 @@ def _serve(port_queue, thread_hop: bool) -> None:
   asyncio.run(main())
 
 
-async def _lockstep(port: int, request_bytes: int, seconds: float, warmup: int, on_warm):
-  """Round trips and writes (ms) after the first `warmup`; calls on_warm() then, and
-  returns what it returned and what it returns at the end."""
+async def _lockstep(port: int, request_bytes: int, seconds: float, warmup: int, read_cpu):
+  """Round trips and writes (ms) after the first `warmup`, and read_cpu()'s values at
+  the end of the warm-up and at the end (the server's CPU seconds)."""
   from grpc import aio  # pylint: disable=g-import-not-at-top
   from seed import security  # pylint: disable=g-import-not-at-top
   async with aio.insecure_channel(f'127.0.0.1:{port}',
@@ -75,13 +75,13 @@ async def _lockstep(port: int, request_bytes: int, seconds: float, warmup: int, 
     at_warm = None
     while time.perf_counter() < end:
       if len(round_trips) == warmup:
-        at_warm = on_warm()
+        at_warm = read_cpu()
       sent = time.perf_counter()
       await call.write(request)
       writes.append(1000 * (time.perf_counter() - sent))
       await call.read()
       round_trips.append(1000 * (time.perf_counter() - sent))
-    at_end = on_warm()
+    at_end = read_cpu()
     await call.done_writing()
   return round_trips[warmup:], writes[warmup:], (at_warm, at_end)
 
@@ -95,7 +95,7 @@ def transport(request_bytes: int, seconds: float, thread_hop: bool) -> dict:
   try:
     port = port_queue.get(timeout=60)
     round_trips, writes, (cpu_start, cpu_end) = asyncio.run(_lockstep(
-        port, request_bytes, seconds, warmup=100, on_warm=lambda: processes.cpu_s(server.pid)))
+        port, request_bytes, seconds, warmup=100, read_cpu=lambda: processes.cpu_s(server.pid)))
   finally:
     server.terminate()
     server.join()

@@ -1,5 +1,6 @@
 """--eval_interval_s: checkpoints evaluated while training goes on, into TensorBoard with
 a GIF of the first episode; and the pieces by themselves."""
+import errno
 import glob
 import os
 
@@ -77,6 +78,22 @@ def test_a_killed_learners_pinned_checkpoint_is_removed_at_the_next_start(tmp_pa
   (pinned / 'ckpt-4.index').write_bytes(b'index')
   periodic.PeriodicEvaluation(str(tmp_path), 60, 2, video=False)
   assert not pinned.exists()
+
+
+def test_a_full_disk_skips_the_evaluation_and_training_goes_on(tmp_path, monkeypatch):
+  # on_checkpoint runs in the trainer's thread: an OSError there would end training.
+  ckpt = tmp_path / 'ckpt'
+  ckpt.mkdir()
+  (ckpt / 'ckpt-1.index').write_bytes(b'index')
+
+  def no_space(*args):
+    raise OSError(errno.ENOSPC, 'No space left on device')
+  monkeypatch.setattr(periodic.os, 'link', no_space)  # as a filesystem without links
+  monkeypatch.setattr(periodic.shutil, 'copyfile', no_space)
+  monkeypatch.setattr(periodic.subprocess, 'Popen', lambda *a, **k: pytest.fail('started'))
+  evaluation = periodic.PeriodicEvaluation(str(tmp_path), 1e-9, 2, video=False)
+  assert not evaluation.on_checkpoint(str(ckpt / 'ckpt-1'))
+  assert not (tmp_path / 'evaluation' / 'pinned').exists() and evaluation.started == 0
 
 
 def test_training_with_periodic_evaluation_logs_returns_and_a_gif(tmp_path):

@@ -15,6 +15,7 @@ checkpoint it was given could otherwise be deleted before it is read. The pinned
 files go once the child has exited.
 """
 import glob
+import logging
 import os
 import shutil
 import subprocess
@@ -23,6 +24,8 @@ import time
 from typing import Optional
 
 from seed import local_processes
+
+_log = logging.getLogger(__name__)
 
 
 class PeriodicEvaluation:
@@ -50,16 +53,26 @@ class PeriodicEvaluation:
     if now - self._last_start < self._interval_s:
       return False
     name = os.path.basename(prefix)
-    pinned = self._pin(prefix)
-    command = [sys.executable, '-m', 'seed.evaluate', f'--logdir={self._logdir}',
-               f'--checkpoint={pinned}', f'--episodes={self._episodes}', '--policy=greedy',
-               '--tensorboard']
-    if self._video:
-      command.append(f'--video={os.path.join(self._logdir, "evaluation", name + ".mp4")}')
-    os.makedirs(os.path.join(self._logdir, 'logs'), exist_ok=True)
-    with open(os.path.join(self._logdir, 'logs', 'evaluation.log'), 'a') as log:
-      self._child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                     env=local_processes.child_env(), cwd=local_processes.REPO)
+    try:
+      pinned = self._pin(prefix)
+      command = [sys.executable, '-m', 'seed.evaluate', f'--logdir={self._logdir}',
+                 f'--checkpoint={pinned}', f'--episodes={self._episodes}',
+                 '--policy=greedy', '--tensorboard']
+      if self._video:
+        command.append(f'--video={os.path.join(self._logdir, "evaluation", name + ".mp4")}')
+      os.makedirs(os.path.join(self._logdir, 'logs'), exist_ok=True)
+      with open(os.path.join(self._logdir, 'logs', 'evaluation.log'), 'a') as log:
+        self._child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                       env=local_processes.child_env(),
+                                       cwd=local_processes.REPO)
+    except OSError as e:
+      # A full disk must not stop training (this runs in the trainer's thread): this
+      # evaluation is skipped and the next checkpoint tries again.
+      _log.error('could not start the evaluation of %s (%s: %s); training goes on and the '
+                 'next checkpoint tries again', prefix, type(e).__name__, e)
+      self._child = None
+      self._unpin()
+      return False
     self._last_start = now
     self.started += 1
     return True

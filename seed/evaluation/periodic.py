@@ -47,7 +47,7 @@ class PeriodicEvaluation:
   def on_checkpoint(self, prefix: str) -> bool:
     """Starts an evaluation of `prefix` if one is due and none runs; whether it did."""
     now = time.monotonic()
-    if self._child is not None and self._child.poll() is None:
+    if self._running():
       return False
     self._unpin()
     if now - self._last_start < self._interval_s:
@@ -79,12 +79,15 @@ class PeriodicEvaluation:
 
   def close(self, grace_s: float = 60.0) -> None:
     """Lets a running evaluation finish for up to `grace_s`, then stops it."""
-    if self._child is not None and self._child.poll() is None:
+    if self._running():
       try:
         self._child.wait(timeout=grace_s)
       except subprocess.TimeoutExpired:
         local_processes.stop([self._child], timeout_s=10)
     self._unpin()
+
+  def _running(self) -> bool:
+    return self._child is not None and self._child.poll() is None
 
   def _pin(self, prefix: str) -> str:
     """Links (or copies) the model files of checkpoint `prefix` into the pinned
@@ -103,6 +106,6 @@ class PeriodicEvaluation:
 
   def _unpin(self) -> None:
     """Deletes the pinned files, unless an evaluation is still reading them."""
-    if self._child is not None and self._child.poll() is None:
+    if self._running():
       return
     shutil.rmtree(self._pinned_dir, ignore_errors=True)

@@ -153,6 +153,42 @@ def test_train_step_returns_finite_logs_and_changes_weights(name, kwargs):
   assert train_function.experimental_get_tracing_count() == 1
 
 
+def _rows(sample, rows):
+  """The unrolls `rows` of a sample, as a sample of their own."""
+  return _sample(*(getattr(sample.data.steps, field)[rows] for field in types.STEP_FIELDS),
+                 sample.data.steps.policy_outputs['logits'][rows],
+                 tuple(x[rows] for x in sample.data.core_state))
+
+
+@pytest.mark.parametrize('kwargs', [{}, LSTM])
+def test_minibatches_are_updates_on_disjoint_sets_of_whole_unrolls(kwargs):
+  # epochs x num_minibatches updates a train step; with one epoch of two minibatches
+  # the step equals two one-update steps on the two halves of the shuffled batch.
+  split = _agent(CATCH, unroll_length=3, batch_unrolls=4, num_minibatches=2, seed=2, **kwargs)
+  sample = _random_sample(split, CATCH, np.random.default_rng(7))
+  result = split.train_step(sample)
+  assert int(split.optimizer.iterations) == 2 and result.logs['skipped_updates'] == 0.0
+  assert result.priorities.shape == (4,) and np.all(result.priorities > 0)
+  # The shuffle is keyed by the seed and the optimizer's step count (as a resumed
+  # run's would be): the order the train step drew.
+  order = tf.argsort(tf.random.stateless_uniform([4], seed=[2, 0])).numpy()
+  whole = _agent(CATCH, unroll_length=3, batch_unrolls=2, seed=2, **kwargs)
+  for half in (order[:2], order[2:]):
+    whole.train_step(_rows(sample, half))
+  for a, b in zip(split.network.trainable_variables, whole.network.trainable_variables):
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_epochs_reuse_the_batch_and_average_the_logs():
+  agent = _agent(CARTPOLE, unroll_length=3, batch_unrolls=4, epochs=3, num_minibatches=2)
+  result = agent.train_step(_random_sample(agent, CARTPOLE, np.random.default_rng(8)))
+  assert int(agent.optimizer.iterations) == 6
+  for key in ('total_loss', 'entropy', 'grad_norm'):
+    assert np.isfinite(result.logs[key])
+  agent.train_step(_random_sample(agent, CARTPOLE, np.random.default_rng(9)))
+  assert agent._train_function.experimental_get_tracing_count() == 1  # pylint: disable=protected-access
+
+
 def _first_step_loss(sample, **kwargs):
   """total_loss of the first train_step of a fresh, identically seeded agent."""
   agent = _agent(CARTPOLE, unroll_length=3, batch_unrolls=2, **kwargs)
@@ -217,6 +253,16 @@ def test_checkpoint_round_trip_restores_weights_and_optimizer(tmp_path):
     (CARTPOLE, dict(max_grad_norm=0.0),
      'VTraceConfig.max_grad_norm = 0.0; accepted: a number > 0, or None'),
     (CARTPOLE, dict(mlp_hidden_sizes=(64, 0)), 'VTraceConfig.mlp_hidden_sizes'),
+    (CARTPOLE, dict(entropy_cost=-0.01),
+     'VTraceConfig.entropy_cost = -0.01; accepted: a number >= 0'),
+    (CARTPOLE, dict(entropy_cost=2.0),
+     r'VTraceConfig.entropy_cost = 2.0; accepted: a number in \[0, 1\]'),
+    (CARTPOLE, dict(learning_rate=0.0), 'VTraceConfig.learning_rate = 0.0; accepted: a number > 0'),
+    (CARTPOLE, dict(learning_rate=6.0),
+     r'VTraceConfig.learning_rate = 6.0; accepted: a number in \[0, 1\]'),
+    (CARTPOLE, dict(epochs=0), 'VTraceConfig.epochs = 0; accepted: an int >= 1'),
+    (CARTPOLE, dict(batch_unrolls=32, num_minibatches=5),
+     'VTraceConfig.num_minibatches = 5; accepted: a divisor of batch_unrolls = 32'),
     (CARTPOLE, dict(initializer='he'),
      "VTraceConfig.initializer = 'he'; accepted: one of 'glorot', 'orthogonal'"),
     (CARTPOLE, dict(unroll_torso_dtype='half'),

@@ -4,7 +4,7 @@ Actors act with `inference` (sampling from the current policy on the learner),
 unrolls of T + 1 steps come back in arrival order, and `train_step` corrects
 for the few updates of policy lag with V-trace (Espeholt et al., 2018).
 """
-from typing import Dict, Optional
+from typing import Dict, NamedTuple, Optional, Tuple
 
 import keras
 import numpy as np
@@ -133,58 +133,120 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
 
   def _train(self, steps, core_state, unroll_weights):
     """The traced part of train_step: batch-major Steps and the sample's importance
-    weights [B] in; scalar logs and the unrolls' priorities [B] out."""
+    weights [B] in; scalar logs (averaged over the updates, skipped_updates summed) and
+    the unrolls' priorities [B] (from each unroll's last update) out."""
     observation, reward, terminated, truncated, action = (
         shapes.time_major(getattr(steps, field)) for field in types.STEP_FIELDS)
-    behaviour_logits = shapes.time_major(steps.policy_outputs['logits'])
     terminated = tf.cast(terminated, tf.bool)
     truncated = tf.cast(truncated, tf.bool)
-    # Step t's flags belong to the transition into observation[t]: they say
-    # whether observation[t] starts an episode (reset the LSTM) and, shifted by
-    # one, whether transition t -> t+1 ended (discount) or was cut (truncated).
-    done = tf.logical_or(terminated, truncated)
     config = self.config
     rewards = tf.cast(reward[1:], tf.float32) * config.reward_scale
     if config.reward_clipping == 'abs_one':
       rewards = tf.clip_by_value(rewards, -1.0, 1.0)
-    discounts = config.discount * (1.0 - tf.cast(terminated[1:], tf.float32))
+    # Step t's flags belong to the transition into observation[t]: they say
+    # whether observation[t] starts an episode (reset the LSTM) and, shifted by
+    # one, whether transition t -> t+1 ended (discount) or was cut (truncated).
+    batch = _UnrollBatch(
+        observation=observation, done=tf.logical_or(terminated, truncated), action=action,
+        behaviour_logits=shapes.time_major(steps.policy_outputs['logits']),
+        rewards=rewards,
+        discounts=config.discount * (1.0 - tf.cast(terminated[1:], tf.float32)),
+        truncated=truncated[1:], core_state=core_state, unroll_weights=unroll_weights)
+    # The rate these updates use (read before apply: a schedule advances with it).
+    learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
+    num_unrolls = self.batch_unrolls
+    if config.epochs * config.num_minibatches == 1:
+      logs, priorities = self._update(batch)
+      logs['skipped_updates'] = 1.0 - logs.pop('applied')
+    else:
+      size = num_unrolls // config.num_minibatches
+      totals = None
+      priorities = tf.zeros([num_unrolls])
+      first_update = tf.cast(self._optimizer.iterations, tf.int32)
+      for epoch in tf.range(config.epochs):
+        # Stateless, keyed by the seed and the optimizer's step count (checkpointed), so
+        # a resumed run shuffles as an uninterrupted one would.
+        order = tf.argsort(tf.random.stateless_uniform(
+            [num_unrolls], seed=tf.stack([config.seed, first_update + epoch])))
+        for m in tf.range(config.num_minibatches):
+          indices = order[m * size:(m + 1) * size]
+          step_logs, step_priorities = self._update(_take_unrolls(batch, indices))
+          priorities = tf.tensor_scatter_nd_update(priorities, indices[:, tf.newaxis],
+                                                   step_priorities)
+          totals = step_logs if totals is None else {
+              key: totals[key] + step_logs[key] for key in totals}
+      num_updates = float(config.epochs * config.num_minibatches)
+      logs = {key: value / num_updates for key, value in totals.items()}
+      logs['skipped_updates'] = num_updates - totals.pop('applied')
+      del logs['applied']
+    logs['learning_rate'] = learning_rate
+    if self._popart is not None:
+      logs.update(popart_mean=tf.convert_to_tensor(self._popart.mean),
+                  popart_scale=self._popart.scale())
+    return logs, priorities
 
+  def _update(self, batch: '_UnrollBatch'):
+    """One optimizer step on the unrolls of `batch` (time-major); returns (scalar logs
+    with 'applied' 1.0 or 0.0, priorities [b])."""
+    config = self.config
     variables = self._network.trainable_variables
     with tf.GradientTape() as tape:
-      logits, values, _ = self._network.unroll(observation, done, core_state)
+      logits, values, _ = self._network.unroll(batch.observation, batch.done,
+                                               batch.core_state)
       value_scale = 1.0
       if self._popart is not None:
         # The head gives n(x); the loss wants V(x) = sigma * n(x) + mu and sigma.
         value_scale = self._popart.scale()
         values = self._popart.denormalize(values)
       loss = loss_lib.impala_loss(
-          target_logits=logits[:-1], behaviour_logits=behaviour_logits[:-1],
-          actions=action[:-1], values=values[:-1], bootstrap_value=values[-1],
-          rewards=rewards, discounts=discounts, truncated=truncated[1:],
+          target_logits=logits[:-1], behaviour_logits=batch.behaviour_logits[:-1],
+          actions=batch.action[:-1], values=values[:-1], bootstrap_value=values[-1],
+          rewards=batch.rewards, discounts=batch.discounts, truncated=batch.truncated,
           baseline_cost=config.baseline_cost, entropy_cost=config.entropy_cost,
           clip_rho_threshold=config.clip_rho_threshold,
           clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.lambda_,
           normalize_advantages=config.normalize_advantages, value_scale=value_scale,
-          unroll_weights=unroll_weights)
+          unroll_weights=batch.unroll_weights)
     total_loss, logs = loss.total_loss, dict(loss.components)
     gradients = tape.gradient(total_loss, variables)
-    # The rate this step uses (read before apply: a schedule advances with it).
-    learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
     applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
-    logs.update(total_loss=total_loss, grad_norm=grad_norm, learning_rate=learning_rate,
-                skipped_updates=1.0 - tf.cast(applied, tf.float32))
+    logs.update(total_loss=total_loss, grad_norm=grad_norm,
+                applied=tf.cast(applied, tf.float32))
     if self._popart is not None:
       # After the step, so the step's targets were normalised by the statistics
       # its values were computed with; skipped with the step (its targets may be
       # NaN). Truncated transitions' targets are the network's own guess.
-      weights = 1.0 - tf.cast(truncated[1:], tf.float32)
+      weights = 1.0 - tf.cast(batch.truncated, tf.float32)
 
       def update_statistics():
         self._popart.update(loss.value_targets, weights, self._network.baseline_head)
         return tf.constant(True)
 
       tf.cond(applied, update_statistics, lambda: tf.constant(False))
-      logs.update(popart_mean=tf.convert_to_tensor(self._popart.mean),
-                  popart_scale=self._popart.scale())
     return logs, loss.unroll_priorities
+
+
+class _UnrollBatch(NamedTuple):
+  """What one V-trace update reads, time-major ([T + 1, b, ...] per step, [T, b] per
+  transition), with the unrolls' core states and weights [b, ...]."""
+  observation: tf.Tensor
+  done: tf.Tensor
+  action: tf.Tensor
+  behaviour_logits: tf.Tensor
+  rewards: tf.Tensor
+  discounts: tf.Tensor
+  truncated: tf.Tensor
+  core_state: Tuple[tf.Tensor, ...]
+  unroll_weights: tf.Tensor
+
+
+def _take_unrolls(batch: _UnrollBatch, indices) -> _UnrollBatch:
+  """The unrolls `indices` of a time-major batch."""
+  def take(x, axis):
+    return tf.gather(x, indices, axis=axis)
+  fields = {name: take(getattr(batch, name), 1) for name in
+            ('observation', 'done', 'action', 'behaviour_logits', 'rewards', 'discounts',
+             'truncated')}
+  return _UnrollBatch(core_state=tuple(take(x, 0) for x in batch.core_state),
+                      unroll_weights=take(batch.unroll_weights, 0), **fields)

@@ -26,6 +26,14 @@ class VTraceConfig:
   """T, transitions per unroll, in agent steps (unrolls hold T + 1 steps)."""
   batch_unrolls: int = 32
   """Unrolls per train step."""
+  epochs: int = 1
+  """Passes of optimizer updates over each batch. 1 is IMPALA's (each transition learnt
+  from once); more reuse the batch as PPO does, the V-trace weights pi/mu correcting
+  for how far the updates have moved the policy from the one that acted."""
+  num_minibatches: int = 1
+  """Updates per pass: the batch's unrolls shuffled into this many minibatches of
+  whole unrolls (it must divide batch_unrolls). 1 with epochs 1: one update on the
+  batch in arrival order."""
   discount: float = 0.99
   """gamma in [0, 1], per agent step."""
   baseline_cost: float = 0.5
@@ -89,12 +97,16 @@ class VTraceConfig:
 
   def __post_init__(self):
     """Raises ValueError naming the first field outside its accepted values."""
-    checks.ints_at_least(self, 1, 'unroll_length', 'batch_unrolls', 'lstm_size')
+    checks.ints_at_least(self, 1, 'unroll_length', 'batch_unrolls', 'epochs', 'num_minibatches',
+                         'lstm_size')
     checks.ints_at_least(self, 0, 'seed')
     checks.in_range(self, 0.0, 1.0, 'discount', 'lambda_')
     checks.non_negative(self, 'baseline_cost', 'entropy_cost')
     checks.positive(self, 'learning_rate', 'adam_epsilon', 'rmsprop_epsilon',
                     'reward_scale')
+    # Beyond these the run cannot learn: an entropy bonus above 1 outweighs any clipped
+    # Atari advantage, and a step size above 1 moves every weight by more than its scale.
+    checks.in_range(self, 0.0, 1.0, 'entropy_cost', 'learning_rate')
     checks.positive(self, 'max_grad_norm', 'clip_rho_threshold', 'clip_pg_rho_threshold',
                     optional=True)
     checks.one_of(self, 'optimizer', OPTIMIZERS)
@@ -111,3 +123,6 @@ class VTraceConfig:
           "value_normalization = 'popart' normalise the advantages twice (PopArt "
           'already divides them by its scale); accepted: one of the two.')
     checks.widths(self, 'mlp_hidden_sizes')
+    if self.batch_unrolls % self.num_minibatches:
+      checks.fail(self, 'num_minibatches',
+                  f'a divisor of batch_unrolls = {self.batch_unrolls}')

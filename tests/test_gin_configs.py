@@ -69,7 +69,7 @@ def test_an_old_binding_name_fails_naming_the_new_one(old, new, tmp_path):
 
 
 def test_unknown_agent_lists_the_known_ones():
-  with pytest.raises(ValueError, match="unknown agent 'nope'; known agents: acer, acer_continuous, ddpg, ppo, r2d2, reactor, sac, sr_ddpg, sr_sac, vtrace"):
+  with pytest.raises(ValueError, match="unknown agent 'nope'; known agents: acer, acer_continuous, ddpg, ppo, r2d2, r2d2_cpu, reactor, sac, sr_ddpg, sr_sac, vtrace"):
     agents.agent_class('nope')
 
 

@@ -11,6 +11,8 @@ AGENTS = {
     'ddpg': 'seed.agents.ddpg.agent:DDPGAgent',
     'ppo': 'seed.agents.ppo.agent:PPOAgent',
     'r2d2': 'seed.agents.r2d2.agent:R2D2Agent',
+    # R2D2 sized for a CPU workstation (gin/atari/r2d2_cpu.gin): the same agent.
+    'r2d2_cpu': 'seed.agents.r2d2.agent:R2D2Agent',
     'reactor': 'seed.agents.reactor.agent:ReactorAgent',
     'sac': 'seed.agents.sac.agent:SACAgent',
     # SAC and DDPG at high replay ratios with resets (D'Oro et al., 2023): the same
@@ -32,6 +34,7 @@ CONFIG_CLASSES = {
     'ddpg': 'DDPGConfig',
     'ppo': 'PPOConfig',
     'r2d2': 'R2D2Config',
+    'r2d2_cpu': 'R2D2Config',
     'reactor': 'ReactorConfig',
     'sac': 'SACConfig',
     'sr_ddpg': 'DDPGConfig',

@@ -6,10 +6,13 @@ from seed import types
 
 
 def random_observations(spec, leading_shape, rng):
-  """Observations of `spec` with `leading_shape` in front: frames in [0, 255], else normal."""
+  """Observations of `spec` with `leading_shape` in front: frames in [0, 255], bits for
+  bool, else normal."""
   shape = tuple(leading_shape) + spec.observation_shape
   if spec.observation_dtype == 'uint8':
     return rng.integers(0, 256, shape).astype(np.uint8)
+  if spec.observation_dtype == 'bool':
+    return rng.random(shape) < 0.2
   return rng.normal(size=shape).astype(spec.observation_dtype)
 
 

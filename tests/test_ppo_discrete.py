@@ -14,6 +14,7 @@ from tests.agent_inputs import random_observations  # pylint: disable=g-import-n
 
 CARTPOLE = spec_lib.EnvSpec((4,), 'float32', num_actions=2)
 ATARI = spec_lib.EnvSpec((4, 84, 84), 'uint8', num_actions=6, frames_per_step=4)
+GRID = spec_lib.EnvSpec((10, 10, 4), 'bool', num_actions=3)  # MinAtar's, channels last
 SMALL = dict(unroll_length=4, batch_unrolls=2, epochs=2, num_minibatches=2)
 
 
@@ -71,7 +72,7 @@ def test_inference_samples_the_categorical_and_evaluation_takes_the_argmax(
   assert len(np.unique(action[4:])) == spec.num_actions
 
 
-@pytest.mark.parametrize('spec', [CARTPOLE, ATARI], ids=['mlp', 'nature'])
+@pytest.mark.parametrize('spec', [CARTPOLE, ATARI, GRID], ids=['mlp', 'nature', 'small_conv'])
 def test_train_step_changes_the_weights_and_traces_once(spec):
   agent = _agent(spec, **SMALL)
   rng = np.random.default_rng(1)

@@ -50,3 +50,35 @@ def test_a_layer_without_a_bfloat16_form_is_named():
   torsos.apply_torso(layers, 'mlp', (3,), tf.zeros([2, 3]))  # Builds the layers.
   with pytest.raises(TypeError, match="no bfloat16 form of the torso layer 'norm'"):
     torsos.apply_torso(layers, 'mlp', (3,), tf.zeros([2, 3]), compute_dtype='bfloat16')
+
+
+@pytest.mark.parametrize('shape, torso', [
+    ((4,), 'mlp'), ((10, 5), 'mlp'), ((4, 84, 84), 'nature'), ((84, 84, 4), 'nature'),
+    ((96, 96, 3), 'nature'), ((10, 10, 4), 'small_conv'), ((4, 10, 10), 'small_conv'),
+    ((7, 7, 3), 'small_conv'), ((2, 2, 3), 'mlp')])
+def test_auto_picks_the_torso_from_the_observation_shape(shape, torso):
+  assert torsos.resolve_torso('auto', shape) == torso
+
+
+def test_a_conv_torso_too_big_for_the_image_names_the_ones_that_fit():
+  with pytest.raises(ValueError, match=r"torso='nature' needs image sides of at least 36, got "
+                     r"\(10, 10\).*accepted for it: 'small_conv', 'mlp', or 'auto'"):
+    torsos.resolve_torso('nature', (10, 10, 4))
+  with pytest.raises(ValueError, match=r"needs image observations, \[C, H, W\] or \[H, W, C\]"):
+    torsos.resolve_torso('small_conv', (16,))
+
+
+@pytest.mark.parametrize('dtype', [np.uint8, np.bool_, np.float32])
+def test_channels_last_images_give_the_features_of_their_channels_first_transpose(dtype):
+  layers = _layers('small_conv')
+  rng = np.random.default_rng(2)
+  first = rng.integers(0, 2 if dtype == np.bool_ else 256, (3, 4, 10, 12)).astype(dtype)
+  last = np.transpose(first, [0, 2, 3, 1])
+  want = torsos.apply_torso(layers, 'small_conv', (4, 10, 12), tf.constant(first))
+  got = torsos.apply_torso(layers, 'small_conv', (10, 12, 4), tf.constant(last))
+  assert got.shape == (3, 128) and float(tf.reduce_max(want)) > 0
+  np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+  if dtype == np.uint8:  # Scaled by 1/255 as frames are; bool and float cast as they are.
+    np.testing.assert_allclose(
+        want, torsos.apply_torso(layers, 'small_conv', (4, 10, 12),
+                                 tf.constant(first.astype(np.float32) / 255.0)), atol=1e-6)

@@ -19,7 +19,9 @@ from tests.agent_inputs import logits_sample as _sample  # pylint: disable=g-imp
 CATCH = spec_lib.EnvSpec((10, 5), 'float32', num_actions=3)
 CARTPOLE = spec_lib.EnvSpec((4,), 'float32', num_actions=2)
 ATARI = spec_lib.EnvSpec((4, 84, 84), 'uint8', num_actions=6, frames_per_step=4)
-SPECS = {'catch': CATCH, 'cartpole': CARTPOLE, 'atari': ATARI}
+# MinAtar's observations: a 10 x 10 grid of bool channels, channels last.
+GRID = spec_lib.EnvSpec((10, 10, 4), 'bool', num_actions=3)
+SPECS = {'catch': CATCH, 'cartpole': CARTPOLE, 'atari': ATARI, 'grid': GRID}
 # Small LSTMs keep the tests fast; the logic does not depend on the width.
 LSTM = dict(use_lstm=True, lstm_size=8)
 # Logits recomputed in a [T * B] batch differ from [B]-row inference only by
@@ -38,6 +40,7 @@ def _with_reward(sample, reward):
 
 @pytest.mark.parametrize('name, kwargs, torso', [
     ('catch', {}, 'mlp'), ('cartpole', {}, 'mlp'), ('atari', {}, 'nature'),
+    ('grid', {}, 'small_conv'),
     ('catch', LSTM, 'mlp'), ('atari', dict(torso='impala_shallow', **LSTM), 'impala_shallow')])
 def test_inference_shapes_and_dtypes(name, kwargs, torso):
   spec = SPECS[name]
@@ -132,7 +135,7 @@ def test_bfloat16_unroll_torso_stays_within_its_rounding_of_float32_inference(na
 
 @pytest.mark.parametrize('name, kwargs', [
     ('cartpole', {}), ('catch', dict(optimizer='rmsprop', **LSTM)), ('atari', LSTM),
-    ('atari', dict(unroll_torso_dtype='bfloat16'))])
+    ('atari', dict(unroll_torso_dtype='bfloat16')), ('grid', {})])
 def test_train_step_returns_finite_logs_and_changes_weights(name, kwargs):
   spec = SPECS[name]
   agent = _agent(spec, unroll_length=2, batch_unrolls=2, **kwargs)

@@ -1,11 +1,18 @@
-"""Observation torsos shared by the agents' networks: MLP, Nature CNN, IMPALA-shallow."""
+"""Observation torsos shared by the agents' networks: MLP, Nature CNN, IMPALA-shallow, and
+a small CNN for grid images (MinAtar's 10 x 10 x C, MiniGrid's 7 x 7 x 3).
+
+Images may come channels first [C, H, W] (seed's Atari stacks) or channels last
+[H, W, C] (gymnasium's Box images, MinAtar); `image_layout` tells which from the shape,
+and the torso moves channels last inside, because TensorFlow's CPU convolutions only
+run NHWC. Any dtype: uint8 is scaled by 1/255, bool and float are cast to float.
+"""
 from typing import Callable, List, Sequence, Tuple
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-TORSOS = ('mlp', 'nature', 'impala_shallow')
+TORSOS = ('mlp', 'nature', 'impala_shallow', 'small_conv')
 # 'auto' picks a torso from the observation rank.
 TORSO_CHOICES = ('auto',) + TORSOS
 # The dtypes a torso's arithmetic may run in (its variables stay float32).
@@ -17,11 +24,36 @@ CONV_SPECS = {
     'nature': (((32, 8, 4), (64, 4, 2), (64, 3, 1)), 512),
     # Espeholt et al. 2018, "IMPALA", the shallow model (figure 3, left).
     'impala_shallow': (((16, 8, 4), (32, 4, 2)), 256),
+    # Young and Tian 2019, "MinAtar": one 3 x 3 convolution at stride 1, for grids too
+    # small for the 8 x 8 stride-4 first layers above.
+    'small_conv': (((16, 3, 1),), 128),
 }
+# The smallest image side each conv torso takes (its convolutions, VALID padding).
+MIN_IMAGE_SIDE = {'nature': 36, 'impala_shallow': 20, 'small_conv': 3}
+
+
+def image_layout(observation_shape: Sequence[int]) -> str:
+  """'channels_first' ([C, H, W]) or 'channels_last' ([H, W, C]) for a rank-3 image:
+  the channels are the smaller of the two end axes (first on a tie, as seed's Atari
+  stacks [4, 84, 84])."""
+  if len(observation_shape) != 3:
+    raise ValueError(f'an image is rank 3, got shape {tuple(observation_shape)}')
+  return 'channels_last' if observation_shape[-1] < observation_shape[0] else 'channels_first'
+
+
+def image_sides(observation_shape: Sequence[int]) -> Tuple[int, int]:
+  """(height, width) of a rank-3 image in either layout."""
+  if image_layout(observation_shape) == 'channels_last':
+    return tuple(observation_shape[:2])
+  return tuple(observation_shape[1:])
 
 
 def resolve_torso(torso: str, observation_shape: Sequence[int]) -> str:
   """Maps 'auto' to a concrete torso and checks that it fits the observations.
+
+  'auto' picks from the observations: an MLP for rank 0-2 (vectors, small matrices);
+  for rank 3 (an image in either layout, see `image_layout`) the Nature CNN when both
+  sides are at least 36, the small CNN when they are at least 3, an MLP below that.
 
   Args:
     torso: one of TORSO_CHOICES.
@@ -40,15 +72,25 @@ def resolve_torso(torso: str, observation_shape: Sequence[int]) -> str:
     if rank <= 2:
       return 'mlp'
     if rank == 3:
-      return 'nature'
+      side = min(image_sides(observation_shape))
+      return ('nature' if side >= MIN_IMAGE_SIDE['nature'] else
+              'small_conv' if side >= MIN_IMAGE_SIDE['small_conv'] else 'mlp')
     raise ValueError(
         f"torso='auto' has no torso for rank-{rank} observations of shape "
-        f'{tuple(observation_shape)}; it takes rank 0-2 (mlp) or rank 3 [C, H, W] '
-        "(nature). Pass torso='mlp' to flatten them.")
-  if torso in CONV_SPECS and rank != 3:
-    raise ValueError(
-        f'torso={torso!r} needs channels-first image observations [C, H, W], got '
-        f'shape {tuple(observation_shape)}; use torso=\'mlp\' for vector observations.')
+        f'{tuple(observation_shape)}; it takes rank 0-2 (mlp) or rank 3 images, [C, H, W] '
+        "or [H, W, C] (a conv torso). Pass torso='mlp' to flatten them.")
+  if torso in CONV_SPECS:
+    if rank != 3:
+      raise ValueError(
+          f'torso={torso!r} needs image observations, [C, H, W] or [H, W, C], got '
+          f'shape {tuple(observation_shape)}; use torso=\'mlp\' for vector observations.')
+    if min(image_sides(observation_shape)) < MIN_IMAGE_SIDE[torso]:
+      fits = [name for name, side in MIN_IMAGE_SIDE.items()
+              if min(image_sides(observation_shape)) >= side]
+      raise ValueError(
+          f'torso={torso!r} needs image sides of at least {MIN_IMAGE_SIDE[torso]}, got '
+          f'{image_sides(observation_shape)} (observation shape {tuple(observation_shape)}); '
+          f"accepted for it: {', '.join(repr(n) for n in fits + ['mlp'])}, or 'auto'.")
   return torso
 
 
@@ -80,8 +122,8 @@ def apply_torso(layers: Sequence[keras.layers.Layer], torso: str,
                 compute_dtype: str = 'float32') -> tf.Tensor:
   """[N, *observation_shape] -> [N, features] float32.
 
-  uint8 observations (frames) are scaled by 1/255; image torsos take channels-first
-  observations and transpose them to NHWC; the MLP flattens. With `compute_dtype`
+  uint8 observations (frames) are scaled by 1/255, bool and float ones cast; image
+  torsos move channels-first observations to NHWC; the MLP flattens. With `compute_dtype`
   'bfloat16' the layers' products run in bfloat16 on their float32 variables (cast
   on the way in; gradients reach the variables in float32) and the features come
   back as float32: bfloat16 keeps float32's range, so no loss scaling is needed.
@@ -92,7 +134,7 @@ def apply_torso(layers: Sequence[keras.layers.Layer], torso: str,
     x = x * tf.constant(1.0 / 255.0, dtype)
   if torso == 'mlp':
     x = tf.reshape(x, [tf.shape(x)[0], int(np.prod(observation_shape))])
-  else:
+  elif image_layout(observation_shape) == 'channels_first':
     x = tf.transpose(x, [0, 2, 3, 1])  # [N, C, H, W] -> [N, H, W, C].
   for layer in layers:
     x = layer(x) if dtype == tf.float32 else _apply_layer_in(layer, x)

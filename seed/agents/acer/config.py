@@ -96,8 +96,9 @@ class ACERConfig(ACERSharedConfig):
   reward_clipping: Optional[str] = None
   """None, or 'abs_one' to clip rewards to [-1, 1] in the loss only."""
   torso: str = 'auto'
-  """'auto' (mlp for rank 0-2 observations, nature for rank 3), 'mlp', 'nature' or
-  'impala_shallow'."""
+  """'auto' (picked from the observations, seed.agents.torsos.resolve_torso: mlp for
+  rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
+  below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'."""
   mlp_hidden_sizes: Tuple[int, ...] = (64, 64)
   """Hidden layer widths (units) of the mlp torso."""
   initializer: str = 'glorot'

@@ -49,9 +49,10 @@ class PPOConfig:
   hidden_sizes: Tuple[int, ...] = (64, 64)
   """Hidden layer widths (units) of the policy and of the value MLP."""
   torso: str = 'auto'
-  """'auto' (mlp for vector observations, nature for [C, H, W] images), 'mlp',
-  'nature' or 'impala_shallow'. Image torsos are shared by the policy and value
-  heads (discrete actions only); the mlp is one per head."""
+  """'auto' (picked from the observations, seed.agents.torsos.resolve_torso: mlp for
+  rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
+  below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'. Image torsos are
+  shared by the policy and value heads (discrete actions only); the mlp is one per head."""
   normalize_observations: bool = True
   """Normalise observations by running statistics (updated on the learner)."""
   observation_clip: float = 10.0

@@ -63,8 +63,9 @@ class ReactorConfig:
   max_grad_norm: Optional[float] = 10.0
   """Global-norm gradient clip, > 0; None disables clipping."""
   torso: str = 'auto'
-  """'auto' (mlp for rank 0-2 observations, nature for rank 3), 'mlp', 'nature' or
-  'impala_shallow'."""
+  """'auto' (picked from the observations, seed.agents.torsos.resolve_torso: mlp for
+  rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
+  below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'."""
   mlp_hidden_sizes: Tuple[int, ...] = (64,)
   """Hidden layer widths (units) of the mlp torso."""
   initializer: str = 'glorot'

@@ -73,8 +73,9 @@ class VTraceConfig:
   clip_pg_rho_threshold: Optional[float] = 1.0
   """Clip of the policy-gradient importance weights, > 0; None disables clipping."""
   torso: str = 'auto'
-  """'auto' (mlp for rank 0-2 observations, nature for rank 3), 'mlp', 'nature' or
-  'impala_shallow'; image torsos take [C, H, W] observations."""
+  """'auto' (picked from the observations, seed.agents.torsos.resolve_torso: mlp for
+  rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
+  below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'."""
   mlp_hidden_sizes: Tuple[int, ...] = (64, 64)
   """Hidden layer widths (units) of the mlp torso."""
   initializer: str = 'glorot'

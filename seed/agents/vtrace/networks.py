@@ -15,9 +15,9 @@ Both reset the LSTM state to zeros for rows whose `done` is True *before* they
 process that step, since such a step holds the first observation of an episode.
 
 Image torsos take observations channels first, [C, H, W] per env (the Atari
-wrapper stacks 4 frames first: uint8 [4, 84, 84]); they move channels last
-inside, because TensorFlow's CPU convolutions only run NHWC. uint8 observations
-are scaled to [0, 1]; other dtypes are only cast to float32.
+wrapper stacks 4 frames first: uint8 [4, 84, 84]), or channels last [H, W, C]
+(MinAtar, gymnasium's images); see seed.agents.torsos. uint8 observations are
+scaled to [0, 1]; other dtypes (bool, float) are only cast to float32.
 
 Every variable is created eagerly in the constructor (on a dummy batch of one),
 so `tf.train.Checkpoint` finds them all without a first call.

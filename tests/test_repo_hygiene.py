@@ -1,0 +1,35 @@
+"""Secrets and large local folders stay out of git and out of image build contexts."""
+import fnmatch
+import os
+import subprocess
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SECRETS = ['certs/ca.key', 'certs/tls.key', 'certs/token', 'certs-learner/tls.key',
+           'certs-actor/token', 'k8s/base/secrets/token']
+LARGE = ['.venv-football/bin/python', '.venv/bin/python', 'runs/atari_vtrace/ckpt/ckpt-1.index']
+
+
+@pytest.mark.parametrize('path', SECRETS + LARGE)
+def test_git_ignores_it(path):
+  if not os.path.isdir(os.path.join(REPO, '.git')):
+    pytest.skip('not a git checkout')
+  result = subprocess.run(['git', 'check-ignore', '--no-index', '-q', path], cwd=REPO)
+  assert result.returncode == 0, f'{path} is not ignored by .gitignore'
+
+
+def _docker_ignored(path: str, patterns) -> bool:
+  """Docker's rule for these plain patterns: a pattern excludes a path it matches or a
+  folder above it."""
+  parts = path.split('/')
+  prefixes = ['/'.join(parts[:i]) for i in range(1, len(parts) + 1)]
+  return any(fnmatch.fnmatch(prefix, pattern.rstrip('/'))
+             for pattern in patterns for prefix in prefixes)
+
+
+@pytest.mark.parametrize('path', SECRETS + LARGE)
+def test_image_build_contexts_leave_it_out(path):
+  with open(os.path.join(REPO, '.dockerignore')) as f:
+    patterns = [line.strip() for line in f if line.strip() and not line.startswith('#')]
+  assert _docker_ignored(path, patterns), f'{path} would be sent to the image build'

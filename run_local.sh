@@ -48,8 +48,9 @@ for arg in "$@"; do
   case "$arg" in
     --logdir=*) LOGDIR="${arg#--logdir=}" ;;
     --server_address=*) PORT="${arg##*:}" ;;
-    # --seed also seeds the actors' envs (env i of actor a: seed + 1000·a + i).
-    --gin_file=*|--gin_bindings=*|--seed=*) ACTOR_FLAGS+=("$arg") ;;
+    # --seed also seeds the actors' envs (env i of actor a: seed + 1000·a + i); --env
+    # names the env both sides must build (the learner refuses actors of another).
+    --gin_file=*|--gin_bindings=*|--seed=*|--env=*) ACTOR_FLAGS+=("$arg") ;;
   esac
 done
 

@@ -89,6 +89,17 @@ def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
   assert 'resumed: True' in output
 
 
+def test_env_reaches_the_actors_as_well_as_the_learner(tmp_path):
+  logdir = str(tmp_path / 'run')
+  run = launch('toy', 'vtrace', '1', '2', '--env=Catch', '--max_env_frames=3000',
+               logdir=logdir)
+  output = communicate(run, logdir, 180)
+  assert run.returncode == 0, output
+  with open(os.path.join(logdir, 'logs', 'actor_0.log')) as f:
+    assert 'actor 0: 2 Catch envs' in f.read()
+  assert 'on Catch' in output
+
+
 @pytest.mark.parametrize('args,message', [
     (('nope', 'vtrace', '1', '1'), "unknown env 'nope'; valid envs: atari classic dmc dmlab football mujoco toy"),
     (('toy', 'nope', '1', '1'), "unknown agent 'nope' for env 'toy'; valid agents: acer acer_continuous ddpg ppo r2d2 reactor sac sr_sac vtrace"),

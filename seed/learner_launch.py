@@ -127,6 +127,13 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   except ValueError as e:
     _log.error('%s', e)
     return BAD_SETTINGS
+  finished = run_status.read_finished(flags.logdir)
+  if run_status.covers(finished, flags.max_env_frames, flags.target_return):
+    # A restart (a Kubernetes pod, a Slurm requeue) of a run that has ended: nothing to
+    # train, and its actors were told Finished when it ended.
+    _log.info('%s holds a finished run (%s, %d env frames) that meets this launch\'s goal; '
+              'exiting', flags.logdir, run_status.FINISHED_FILE, finished['env_frames'])
+    return 0
   os.makedirs(flags.logdir, exist_ok=True)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   # Must happen before TensorFlow runs anything (agent modules may, at import).
@@ -171,6 +178,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   _log.info('agent %s on %s (%s); resumed: %s', flags.agent, learner.env_name,
             learner.env_spec.describe(), learner.resumed)
   code = learner.run()
-  if code == 0:  # The marker the experiment runner skips finished runs by.
-    run_status.mark_if_finished(flags.logdir, learner.counters.snapshot(), flags.max_env_frames)
+  if code == 0 and learner.finish_reason is not None:
+    # The marker a restarted learner exits by and the experiment runner skips runs by.
+    run_status.mark_if_finished(flags.logdir, learner.counters.snapshot(), flags.max_env_frames,
+                                flags.target_return, learner.metrics.mean_recent_return())
   return code

@@ -166,7 +166,12 @@ class Learner:
     return max(0.0, 1.0 - played)
 
   def run(self) -> int:
-    """Serves and trains; checkpoints on the way out. Returns a process exit code."""
+    """Serves and trains; checkpoints on the way out. Returns a process exit code.
+
+    `finish_reason` is then set when the run reached --max_env_frames or
+    --target_return (None when a signal stopped it).
+    """
+    self.finish_reason: Optional[str] = None
     if self.options.train:
       self.trainer.start()
     self._served = False
@@ -243,8 +248,14 @@ class Learner:
       # releases an inference thread blocked on a full input.
       self.stop_event.set()
       _exit_if_stuck(_SHUTDOWN_LIMIT_S, lambda: self._final_checkpoint_done)
+      if self.finish_reason is not None:
+        # Each actor's next step is answered with Finished: it stops, where a stream
+        # cut by the server's stop would have it reconnect forever.
+        service.finish(self.finish_reason)
       await health.stopping()
       await loop.run_in_executor(None, self._stop_training_and_checkpoint)
+      if self.finish_reason is not None:
+        await _wait_for_streams_to_close(service, _FINISHED_NOTICE_S)
       stops = [('server', s.stop(grace=1.0)) for s in servers] + [('batcher', batcher.stop())]
       for name, stopping in stops:
         try:
@@ -262,6 +273,8 @@ class Learner:
     if self.options.max_env_frames and frames >= self.options.max_env_frames:
       _log.info('reached max_env_frames=%d (at %d frames); stopping',
                 self.options.max_env_frames, frames)
+      self.finish_reason = (f'max_env_frames={self.options.max_env_frames} reached at '
+                            f'{frames} frames')
       self.stop_event.set()
     mean_return = self.metrics.mean_recent_return()
     if (self.options.target_return is not None and mean_return is not None and
@@ -269,6 +282,9 @@ class Learner:
       _log.info('mean return %.1f over the last %d episodes reached target %.1f at %d frames; '
                 'stopping', mean_return, self.options.return_window,
                 self.options.target_return, frames)
+      self.finish_reason = (f'mean return {mean_return:.2f} over the last '
+                            f'{self.options.return_window} episodes reached target_return='
+                            f'{self.options.target_return:g} at {frames} frames')
       self.stop_event.set()
 
   def _on_signal(self, signum: int) -> None:
@@ -278,6 +294,19 @@ class Learner:
 
 # Spot VMs give 30 s between SIGTERM and the end; leave room for the checkpoint.
 _SHUTDOWN_LIMIT_S = 20.0
+# How long a finished learner waits for its actors to take their Finished: each gets it
+# with the reply to its next step, within one step of its envs.
+_FINISHED_NOTICE_S = 10.0
+
+
+async def _wait_for_streams_to_close(service: InferenceService, limit_s: float) -> None:
+  """Returns once no actor stream is open, or after `limit_s`."""
+  deadline = asyncio.get_running_loop().time() + limit_s
+  while service.open_streams and asyncio.get_running_loop().time() < deadline:
+    await asyncio.sleep(0.05)
+  if service.open_streams:
+    _log.warning('%d actor streams still open %.0f s after the run finished; closing them',
+                 service.open_streams, limit_s)
 
 
 def _exit_if_stuck(limit_s: float, checkpointed) -> None:

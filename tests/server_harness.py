@@ -114,6 +114,12 @@ class ServerHarness:
                                             self._extra_services)
     self.address = f'127.0.0.1:{port}'
 
+  def call(self, function):
+    """Runs `function()` on the server's event loop (where the service lives); its result."""
+    async def run():
+      return function()
+    return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout=10)
+
   def __exit__(self, *exc):
     self.stop_event.set()
 

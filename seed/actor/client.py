@@ -42,6 +42,10 @@ class LearnerRefused(Exception):
     self.code = code
 
 
+class _RunFinished(Exception):
+  """The learner answered with Finished: the run is over."""
+
+
 class ConnectionMisconfigured(Exception):
   """Connecting failed in a way retrying cannot mend (e.g. TLS on one side only)."""
 
@@ -86,6 +90,8 @@ class Actor:
     self._welcomed = set()  # splits connected since their last failure
     self.env_steps_done = 0
     self.episodes_done = 0
+    # Why the learner ended the run (its Finished message), once it has.
+    self.finished_reason: Optional[str] = None
     self.connections = 0
     # Round trip per step (send observations -> actions back), most recent steps.
     self.round_trip_ms = collections.deque(maxlen=100_000)
@@ -109,6 +115,12 @@ class Actor:
       try:
         await self._session(split_index, envs)
         backoff_s = self._initial_backoff_s
+      except _RunFinished as e:
+        if self.finished_reason is None:
+          _log.info('actor %d: the learner finished the run (%s); stopping', self._actor_id, e)
+        self.finished_reason = str(e)
+        self._stop.set()  # The other groups stop too, without asking again.
+        return
       except (aio.AioRpcError, asyncio.InvalidStateError) as e:
         # InvalidStateError: we wrote to a stream the learner had just ended.
         code = e.code() if isinstance(e, aio.AioRpcError) else grpc.StatusCode.CANCELLED
@@ -151,6 +163,8 @@ class Actor:
           self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=len(envs),
           env_name=self._env_name, split_index=split_index, evaluation=self._evaluation))
       welcome = await self._read(call)
+      if welcome.WhichOneof('kind') == 'finished':
+        raise _RunFinished(welcome.finished.reason)
       if welcome.WhichOneof('kind') != 'welcome':
         raise LearnerRefused(grpc.StatusCode.FAILED_PRECONDITION,
                              f'expected a welcome, got {welcome.WhichOneof("kind")}')
@@ -168,6 +182,8 @@ class Actor:
         await call.write(protocol.make_step(np.stack(observations), rewards, terminated,
                                             truncated))
         reply = await self._read(call)
+        if reply.WhichOneof('kind') == 'finished':
+          raise _RunFinished(reply.finished.reason)
         self.round_trip_ms.append(1000 * (time.perf_counter() - sent))
         actions = protocol.decode_tensor(reply.actions.actions, 'actions')
         protocol.check_actions(actions, self._spec, num_envs)

@@ -42,7 +42,8 @@ class ActorFlags:
 
 
 def launch(flags: ActorFlags) -> int:
-  """Runs an actor until it stops (max_steps, a signal); returns the process exit code."""
+  """Runs an actor until it stops (max_steps, a signal, the learner ending the run); returns
+  the process exit code."""
   try:  # A config mistake: say it in one line, no traceback, before any env starts.
     flag_env.require(flags.server_address, 'server_address', "the learner's host:port")
     security.check_address(flags.server_address, '--server_address')

@@ -63,7 +63,9 @@ class InferenceService:
   status naming the bad value; the other streams are not touched. A stream
   that sends no hello within `hello_timeout_s`, or no step within
   `stream_idle_timeout_s` of our last actions, is ended, so half-open and
-  stalled clients do not hold slots forever.
+  stalled clients do not hold slots forever. Once `finish` is called (the run
+  reached its budget or target), every hello and every next step is answered with
+  Finished and its stream ends: the actors stop instead of reconnecting.
   """
 
   def __init__(self, env_name: str, env_spec: EnvSpec, env_table: EnvTable, batcher: Batcher,
@@ -75,7 +77,8 @@ class InferenceService:
     self._limits = limits
     self._auth_token = auth_token
     self.learner_id = uuid.uuid4().hex
-    # Both touched from the event loop only (handlers and the batcher's checks).
+    # Touched from the event loop only (handlers and the batcher's checks).
+    self._finished_reason: Optional[str] = None
     self._open_streams = 0
     self._stream_ids = itertools.count()
     self._last_step_s: Dict[int, Tuple[int, float]] = {}  # stream -> (num envs, monotonic s)
@@ -83,6 +86,14 @@ class InferenceService:
   @property
   def open_streams(self) -> int:
     return self._open_streams
+
+  def finish(self, reason: str) -> None:
+    """From now on, answer hellos and steps with Finished(reason); call on the loop."""
+    self._finished_reason = reason
+
+  async def _tell_finished(self, context) -> None:
+    await self._write(context, pb.LearnerMessage(
+        finished=pb.Finished(reason=self._finished_reason)))
 
   def active_envs(self) -> int:
     """Envs of streams that stepped within ACTIVE_WINDOW_S (what a batch may wait for)."""
@@ -138,6 +149,9 @@ class InferenceService:
             'expected a hello (protocol version, actor id, run id, env name, specs)')
       hello = message.hello
       protocol.check_hello(hello, self._spec, self._env_name, self._limits.max_envs_per_actor)
+      if self._finished_reason is not None:
+        await self._tell_finished(context)
+        return
       slots = self._table.connect(hello.actor_id, hello.run_id, hello.num_envs,
                                   hello.split_index, hello.evaluation)
       _log.info('actor %d split %d connected (run %s, %d envs, peer %s)', hello.actor_id,
@@ -173,6 +187,9 @@ class InferenceService:
       data = await self._read(context, self._limits.stream_idle_timeout_s,
                               'no step within {} s of the last actions')
       if data is aio.EOF:
+        return
+      if self._finished_reason is not None:
+        await self._tell_finished(context)
         return
       self._last_step_s[stream] = (num_envs, time.monotonic())
       message = protocol.parse_actor_message(data)

@@ -1,0 +1,89 @@
+"""A run that reaches its goal ends everywhere: the learner answers each actor with
+Finished, the actors exit 0 by themselves, and a learner started again on the finished
+run directory (a Kubernetes restart, a Slurm requeue) exits 0 at once."""
+import json
+import os
+import time
+
+import pytest
+
+from seed import run_status
+from tests.processes import Run
+from tests.server_harness import LockstepClient, ServerHarness, hello, step
+
+pytestmark = pytest.mark.timeout(240)
+
+COUNTERS = {'env_frames': 5000, 'env_steps': 5000, 'episodes': 9, 'learner_steps': 3}
+
+
+def test_the_marker_covers_launches_whose_goal_it_met(tmp_path):
+  logdir = str(tmp_path)
+  assert not run_status.covers(run_status.read_finished(logdir), 1000, None)
+  assert run_status.mark_if_finished(logdir, COUNTERS, max_env_frames=4000)
+  record = run_status.read_finished(logdir)
+  assert run_status.covers(record, 4000, None) and run_status.covers(record, 5000, None)
+  assert not run_status.covers(record, 5001, None)  # A larger budget trains on.
+  assert not run_status.covers(record, 0, None)  # No goal at all: trains on.
+  assert not run_status.covers(record, 0, 10.0)  # It never reached a target.
+
+
+def test_a_target_return_reached_marks_the_run_with_it(tmp_path):
+  logdir = str(tmp_path)
+  assert not run_status.mark_if_finished(logdir, COUNTERS, 0, target_return=0.9,
+                                         mean_return=0.5)
+  assert run_status.mark_if_finished(logdir, COUNTERS, 0, target_return=0.9, mean_return=0.95)
+  record = run_status.read_finished(logdir)
+  assert (record['target_return'], record['mean_return']) == (0.9, 0.95)
+  assert run_status.covers(record, 0, 0.9) and run_status.covers(record, 0, 0.5)
+  assert not run_status.covers(record, 0, 0.99)  # A higher target trains on.
+
+
+def test_a_finished_service_answers_the_next_step_and_new_hellos_with_finished():
+  with ServerHarness() as harness:
+    client = LockstepClient(harness.address)
+    client.send(hello(num_envs=2))
+    assert client.recv().WhichOneof('kind') == 'welcome'
+    client.send(step(num_envs=2))
+    assert client.recv().WhichOneof('kind') == 'actions'
+    harness.call(lambda: harness.service.finish('max_env_frames=10 reached at 12 frames'))
+    client.send(step(num_envs=2))
+    reply = client.recv()
+    assert reply.WhichOneof('kind') == 'finished'
+    assert reply.finished.reason == 'max_env_frames=10 reached at 12 frames'
+    with pytest.raises(StopIteration):  # Then the stream ends, with status OK.
+      client.recv()
+    client.close()
+    late = LockstepClient(harness.address)
+    late.send(hello(num_envs=2, run_id='run-b'))
+    assert late.recv().WhichOneof('kind') == 'finished'
+    late.close()
+    assert harness.table.num_envs == 0  # The late actor was never connected.
+
+
+def test_actors_exit_when_the_learner_finishes_and_a_restart_exits_at_once(tmp_path):
+  run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
+            learner_flags=['--max_env_frames=4000'])
+  with run:
+    run.start_learner()
+    actors = run.start_actors(num_actors=2, num_envs=2)
+    assert run.wait_learner(timeout_s=150) == 0, run.learner_log()
+    learner_done = time.monotonic()
+    for actor in actors:
+      actor.wait(timeout=max(1.0, 30 - (time.monotonic() - learner_done)))
+    for actor_id, actor in enumerate(actors):
+      log = run.actor_log(actor_id)
+      assert actor.returncode == 0, log
+      assert 'the learner finished the run (max_env_frames=4000 reached at' in log, log
+      assert 'retrying' not in log, log
+    finished = json.loads(open(os.path.join(run.logdir, 'finished.json')).read())
+    assert finished['max_env_frames'] == 4000 and finished['env_frames'] >= 4000
+
+    # Started again on the finished run with the same goal: nothing to train.
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match='learner exited with 0'):
+      run.start_learner()
+    assert time.monotonic() - started < 30
+    with open(os.path.join(run.logdir, 'logs', 'learner.log')) as f:
+      log = f.read()
+    assert 'holds a finished run (finished.json, ' in log
+    assert log.count('resumed: ') == 1  # The restart built no learner.

@@ -60,20 +60,28 @@ def learner_last_line(run_dir: str) -> str:
   return (errors or lines or ['(empty log)'])[-1][:500]
 
 
+# A learner that reached its goal tells its actors first (they exit 0), then writes its
+# final checkpoint and closes: its own watchdog ends it within 20 s; a few more for the
+# interpreter's exit.
+LEARNER_FINISHING_S = 30.0
+
+
 def wait_learner(learner: subprocess.Popen, actors: List[subprocess.Popen],
                  poll_s: float = 1.0, timeout_s: Optional[float] = None) -> Optional[int]:
-  """The learner's exit code; None if every actor ended first (nothing would feed it);
-  TimeoutError after `timeout_s` with everything still running."""
+  """The learner's exit code; None if every actor ended and the learner still ran
+  LEARNER_FINISHING_S later (nothing would feed it); TimeoutError after `timeout_s` with
+  everything still running."""
   deadline = None if timeout_s is None else time.monotonic() + timeout_s
+  actors_gone_at = None
   while True:
     try:
       return learner.wait(timeout=poll_s)
     except subprocess.TimeoutExpired:
       pass
-    if actors and all(actor.poll() is not None for actor in actors):
-      time.sleep(poll_s)  # A learner stopping on its own ends its actors: let it finish.
-      if learner.poll() is None:
-        return None
+    if actors and actors_gone_at is None and all(a.poll() is not None for a in actors):
+      actors_gone_at = time.monotonic()
+    if actors_gone_at is not None and time.monotonic() - actors_gone_at > LEARNER_FINISHING_S:
+      return None
     if deadline is not None and time.monotonic() > deadline:
       raise TimeoutError(f'the learner still runs after {timeout_s} s')
 

@@ -18,7 +18,7 @@ from seed.actor import launch
 FLAGS = flags.FLAGS
 flags.DEFINE_string('server_address', 'localhost:8686', 'Learner host:port.')
 flags.DEFINE_integer('actor_id', 0, 'Unique id of this actor process (>= 0; on Kubernetes '
-                     'the StatefulSet ordinal).')
+                     'the actors Job\'s completion index).')
 flags.DEFINE_string('env', None, 'Environment name (e.g. Catch, atari:Pong); binds '
                     'EnvConfig.name over the gin files and bindings.')
 flags.DEFINE_integer('num_envs', 4, 'Envs stepped by this process (k).')

@@ -23,7 +23,8 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from seed import security  # The programs' own address rules.
 
-POD_INDEX = "metadata.labels['apps.kubernetes.io/pod-index']"
+JOB_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+BAD_SETTINGS = 2  # The exit code of a learner or actor that refuses its settings.
 MIN_STARTUP_S = 300  # TensorFlow's warm-up plus a checkpoint (and replay) restore.
 WORKLOADS = ('Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Job', 'Pod')
 
@@ -61,14 +62,15 @@ def _kubectl(args: List[str], stdin: Optional[str]) -> str:
   try:
     done = subprocess.run(['kubectl', *args], input=stdin, capture_output=True, text=True)
   except FileNotFoundError:
-    raise RenderError('kubectl is not installed; it renders the overlays (kubectl >= 1.28)')
+    raise RenderError('kubectl is not installed; it renders the overlays (kubectl >= 1.29)')
   if done.returncode != 0:
     hint = ''
     if 'secrets/' in done.stderr and 'no such file' in done.stderr:
       hint = ('; make the TLS files first: scripts/make_certs.sh k8s/base/secrets seed-learner '
               'seed-learner.<namespace>.svc.cluster.local (k8s/README.md)')
     elif 'replicas.count' in done.stderr:
-      hint = '; a replicas count must be an integer >= 1'
+      hint = ('; the actors are a Job: set their number with spec.completions and '
+              'spec.parallelism (k8s/README.md), not replicas')
     raise RenderError(f'kubectl {" ".join(args[:2])} failed: {done.stderr.strip()}{hint}')
   return done.stdout
 
@@ -105,7 +107,7 @@ class Checker:
         continue
       pod = obj['spec'] if obj['kind'] == 'Pod' else (
           obj.get('spec', {}).get('template', {}).get('spec', {}))
-      for container in pod.get('containers', []):
+      for container in _all_containers(pod):
         if _program(container) == program:
           yield obj, pod, container
 
@@ -152,6 +154,17 @@ class Checker:
     return config_map.get('data', {})
 
 
+def _all_containers(pod: dict) -> List[dict]:
+  """The pod's containers, then its init containers (sidecars among them)."""
+  return pod.get('containers', []) + pod.get('initContainers', [])
+
+
+def _is_sidecar(pod: dict, container: dict) -> bool:
+  """An init container that keeps running beside the others (Kubernetes >= 1.29)."""
+  return any(c is container for c in pod.get('initContainers', [])) and (
+      container.get('restartPolicy') == 'Always')
+
+
 def _where(obj: dict, container: dict) -> str:
   return f'{obj["kind"]} {obj["metadata"].get("name")} container {container.get("name")}'
 
@@ -180,9 +193,9 @@ def check(objects: List[dict]) -> List[str]:
   actors = list(c.workloads('seed-actor'))
   if len(learners) != 1:
     c.error('learner', f'{len(learners)} containers run seed-learner; expected exactly one '
-            '(in a Deployment)')
+            '(in a Job)')
   if not actors:
-    c.error('actors', 'no container runs seed-actor; expected a StatefulSet of actors')
+    c.error('actors', 'no container runs seed-actor; expected an Indexed Job of actors')
   if len(learners) != 1:
     return c.errors
   learner, learner_pod, learner_container = learners[0]
@@ -199,19 +212,25 @@ def check(objects: List[dict]) -> List[str]:
 def _check_learner(c: Checker, obj: dict, pod: dict, container: dict) -> Dict[str, object]:
   """Checks the learner workload; returns its ports, run directory and secrets."""
   where = f'{obj["kind"]} {obj["metadata"]["name"]}'
-  if obj['kind'] != 'Deployment':
-    c.error(where, 'runs the learner; expected a Deployment (1 replica, strategy Recreate)')
+  if obj['kind'] != 'Job':
+    c.error(where, 'runs the learner; expected a Job of one pod (it completes when the run '
+            'reaches its goal; a Deployment restarts a finished learner forever)')
   else:
-    replicas = obj['spec'].get('replicas', 1)
-    if _replicas(replicas) != 1:
-      c.error(where, f'spec.replicas is {replicas!r}; expected exactly 1 (one learner owns the '
-              'model and the run directory; scale the actors instead)')
-    strategy = obj['spec'].get('strategy', {}).get('type', 'RollingUpdate')
-    if strategy != 'Recreate':
-      c.error(where, f'spec.strategy.type is {strategy!r}; expected Recreate (a rolling update '
-              'starts a second learner on the same run directory)')
+    for field in ('completions', 'parallelism'):
+      value = obj['spec'].get(field, 1)
+      if _replicas(value) != 1:
+        c.error(where, f'spec.{field} is {value!r}; expected exactly 1 (one learner owns the '
+                'model and the run directory; scale the actors instead)')
   where = _where(obj, container)
+  if _is_sidecar(pod, container) or container not in pod.get('containers', []):
+    c.error(where, 'runs the learner as an init container; expected it among containers')
   settings = c.settings(container)
+  stopped = settings.get('SEED_STOPPED_EXIT_CODE', '0')
+  if obj['kind'] == 'Job' and not (isinstance(stopped, str) and stopped.isdigit() and
+                                   0 < int(stopped) < 256 and int(stopped) != BAD_SETTINGS):
+    c.error(where, f'SEED_STOPPED_EXIT_CODE is {stopped!r}; expected a code 1-255 other than '
+            f'{BAD_SETTINGS}, e.g. "75": a learner stopped by a preemption before its goal '
+            'must fail its pod, or the Job completes with the run unfinished')
   address = settings.get('SEED_SERVER_ADDRESS')
   parsed = _parse_address(address)
   grpc_port = parsed[1] if parsed else None
@@ -341,7 +360,7 @@ def _check_service(c: Checker, learner: dict, pod: dict, grpc_port, health_port)
               and s['spec'].get('clusterIP') != 'None'
               and all(labels.get(k) == v for k, v in s['spec']['selector'].items())]
   if len(services) != 1:
-    c.error(f'Deployment {learner["metadata"]["name"]}', f'{len(services)} Services select the '
+    c.error(f'{learner["kind"]} {learner["metadata"]["name"]}', f'{len(services)} Services select the '
             f'learner pod (labels {labels}); expected exactly one, which the actors dial')
     return None
   service = services[0]
@@ -357,7 +376,7 @@ def _check_service(c: Checker, learner: dict, pod: dict, grpc_port, health_port)
 def _service_targets(service: dict, pod: dict) -> Dict[int, Optional[int]]:
   """Service port → the container port number it reaches in `pod`."""
   named = {p['name']: p['containerPort'] for ct in pod.get('containers', [])
-           for p in ct.get('ports', []) if 'name' in p}
+           for p in ct.get('ports', []) if 'name' in p}  # Not a sidecar's: not everywhere.
   targets = {}
   for port in service['spec'].get('ports', []):
     target = port.get('targetPort', port['port'])
@@ -369,25 +388,26 @@ def _check_actor(c: Checker, obj: dict, pod: dict, container: dict, service: Opt
                  grpc_port: Optional[int], learner_pod: dict) -> Dict[str, object]:
   """Checks one actor workload; returns the secrets it reads (ca, token) and its host."""
   where = f'{obj["kind"]} {obj["metadata"]["name"]}'
-  replicas = obj.get('spec', {}).get('replicas', 1)
-  if obj['kind'] != 'StatefulSet':
-    c.error(where, 'runs seed-actor; expected a StatefulSet (each pod\'s ordinal is its id)')
+  spec = obj.get('spec', {})
+  count = spec.get('completions', 1)
+  if obj['kind'] != 'Job' or spec.get('completionMode') != 'Indexed':
+    c.error(where, 'runs seed-actor; expected an Indexed Job (completionMode: Indexed: each '
+            'pod\'s index is its actor id, and the Job completes when the run ends)')
   else:
-    if _replicas(replicas) is None or replicas < 1:
-      c.error(where, f'spec.replicas is {replicas!r}; expected an integer >= 1 (the number of '
-              'actor pods)')
-    policy = obj['spec'].get('podManagementPolicy', 'OrderedReady')
-    if policy != 'Parallel':
-      c.error(where, f'spec.podManagementPolicy is {policy!r}; expected Parallel (actors do '
-              'not wait for one another)')
+    parallelism = spec.get('parallelism', 1)
+    if _replicas(count) is None or count < 1:
+      c.error(where, f'spec.completions is {count!r}; expected an integer >= 1 (the number of '
+              'actors)')
+    elif parallelism != count:
+      c.error(where, f'spec.parallelism is {parallelism!r} and spec.completions {count!r}; '
+              'expected them equal (every actor runs at once, until the run ends)')
   where = _where(obj, container)
   settings = c.settings(container)
   actor_id = settings.get('SEED_ACTOR_ID')
-  if actor_id != ('fieldRef', POD_INDEX) and not (
-      _replicas(replicas) == 1 and isinstance(actor_id, str) and actor_id.isdigit()):
+  if actor_id != ('fieldRef', JOB_INDEX) and not (
+      _replicas(count) == 1 and isinstance(actor_id, str) and actor_id.isdigit()):
     c.error(where, f'SEED_ACTOR_ID is {actor_id!r}; expected valueFrom.fieldRef.fieldPath '
-            f'{POD_INDEX} (the pod\'s ordinal, Kubernetes >= 1.28), so each actor has its '
-            'own id')
+            f'{JOB_INDEX} (the pod\'s index in the Job), so each actor has its own id')
   address = settings.get('SEED_SERVER_ADDRESS')
   if service is not None and grpc_port is not None:
     name = service['metadata']['name']
@@ -450,10 +470,13 @@ def _check_tensorboard(c: Checker, learner: dict, pod: dict, logdir, service) ->
   """A TensorBoard sidecar reads the learner's run directory and is reachable."""
   learner_mount = _mount_for(pod, _learner_container(pod), logdir) if logdir else None
   claim = _claim(learner_mount)
-  for container in pod.get('containers', []):
+  for container in _all_containers(pod):
     if _program(container) != 'tensorboard':
       continue
     where = _where(learner, container)
+    if learner['kind'] == 'Job' and not _is_sidecar(pod, container):
+      c.error(where, 'runs among the containers, so the learner\'s Job never completes; '
+              'expected it in initContainers with restartPolicy: Always (a sidecar)')
     options = _options(container.get('command', [])[1:] + container.get('args', []))
     tb_logdir, port = options.get('logdir'), options.get('port', '6006')
     tb_claim = _claim(_mount_for(pod, container, tb_logdir) if tb_logdir else None)
@@ -475,7 +498,7 @@ def _claim(found: Optional[Tuple[dict, dict, str]]) -> Optional[str]:
 
 
 def _learner_container(pod: dict) -> dict:
-  return next(ct for ct in pod['containers'] if _program(ct) == 'seed-learner')
+  return next(ct for ct in _all_containers(pod) if _program(ct) == 'seed-learner')
 
 
 def _options(args: List[str]) -> Dict[str, str]:
@@ -519,7 +542,7 @@ def _summary(objects: List[dict]) -> str:
   settings = c.settings(learner[2])
   return (f'learner {learner[2].get("image")} on {settings["SEED_SERVER_ADDRESS"]}, health '
           f'{settings["SEED_HEALTH_PORT"]}, run directory {settings["SEED_LOGDIR"]}; '
-          + ', '.join(f'{a[0]["spec"].get("replicas", 1)} actors {a[2].get("image")} → '
+          + ', '.join(f'{a[0]["spec"].get("completions", 1)} actors {a[2].get("image")} → '
                       f'{c.settings(a[2])["SEED_SERVER_ADDRESS"]}' for a in actors))
 
 

@@ -39,6 +39,10 @@ flags.DEFINE_float('progress_interval_s', 5.0, 'Seconds between progress lines/s
 flags.DEFINE_integer('max_env_frames', 0, 'Stop after this many env frames (0: never).')
 flags.DEFINE_float('target_return', None, 'Stop once the mean return of the last '
                    '--return_window episodes reaches this.')
+flags.DEFINE_integer('stopped_exit_code', 0, 'Exit code of a learner that a signal '
+                     'stopped before its --max_env_frames or --target_return, once its '
+                     'checkpoint is written. 0 suits a laptop\'s Ctrl-C; a Kubernetes Job '
+                     'sets 75, so a preempted learner is started again, not counted done.')
 flags.DEFINE_integer('return_window', 20, 'Episodes in the reported mean return.')
 flags.DEFINE_integer('max_message_mb', 16, 'Largest message accepted from an actor.')
 flags.DEFINE_integer('max_envs_per_actor', 0, 'Most envs one actor stream may step '

@@ -38,6 +38,7 @@ class LearnerFlags:
   progress_interval_s: float
   max_env_frames: int
   target_return: Optional[float]
+  stopped_exit_code: int
   return_window: int
   max_message_mb: int
   max_envs_per_actor: int
@@ -117,6 +118,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         video.check_available()
       except video.VideoUnavailable as e:
         raise ValueError(f'--eval_video: {e}') from e
+    if not 0 <= flags.stopped_exit_code <= 255:
+      raise ValueError(f'--stopped_exit_code={flags.stopped_exit_code}; expected 0-255')
     if flags.max_nonfinite_steps < 1:
       raise ValueError(f'--max_nonfinite_steps={flags.max_nonfinite_steps}; expected at least 1')
     seed_bindings = _seed_bindings(flags.agent, flags.seed)
@@ -182,4 +185,6 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
     # The marker a restarted learner exits by and the experiment runner skips runs by.
     run_status.mark_if_finished(flags.logdir, learner.counters.snapshot(), flags.max_env_frames,
                                 flags.target_return, learner.metrics.mean_recent_return())
+  elif code == 0:  # A signal stopped it, with its checkpoint, before the goal.
+    return flags.stopped_exit_code
   return code

@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.skipif(shutil.which('kubectl') is None,
               pytest.mark.xdist_group(podman_harness.SHARED_MACHINE_GROUP)]
 
 OVERLAYS = sorted(os.listdir(os.path.join(REPO, 'k8s', 'overlays')))
-POD_INDEX = "metadata.labels['apps.kubernetes.io/pod-index']"
+JOB_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
 
 def _load_check():
@@ -101,20 +101,29 @@ def test_every_overlay_renders_and_passes_check(k8s_dir, overlay):
 @pytest.mark.parametrize('overlay', OVERLAYS)
 def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
   objects = objects_of(k8s_dir, overlay)
-  learner = objects['Deployment']['seed-learner']
-  actors = objects['StatefulSet']['seed-actor']
+  learner = objects['Job']['seed-learner']
+  actors = objects['Job']['seed-actor']
   service = objects['Service']['seed-learner']
-  assert learner['spec']['replicas'] == 1
-  assert learner['spec']['strategy']['type'] == 'Recreate'
-  assert isinstance(actors['spec']['replicas'], int) and actors['spec']['replicas'] >= 1
-  assert actors['spec']['podManagementPolicy'] == 'Parallel'
+  assert learner['spec']['completions'] == learner['spec']['parallelism'] == 1
+  assert actors['spec']['completionMode'] == 'Indexed'
+  assert isinstance(actors['spec']['completions'], int) and actors['spec']['completions'] >= 1
+  assert actors['spec']['parallelism'] == actors['spec']['completions']
+  # A run ends: settings a program refuses fail its Job at once; preemptions do not count.
+  for job, container in ((learner, 'learner'), (actors, 'actor')):
+    rules = job['spec']['podFailurePolicy']['rules']
+    assert {'action': 'FailJob', 'onExitCodes': {'containerName': container, 'operator': 'In',
+                                                 'values': [2]}} in rules
+    assert {'action': 'Ignore', 'onPodConditions': [{'type': 'DisruptionTarget'}]} in rules
+    assert job['spec']['template']['spec']['restartPolicy'] == 'Never'
 
   learner_pod, actor_pod = learner['spec']['template']['spec'], actors['spec']['template']['spec']
   for pod in (learner_pod, actor_pod):
     assert pod['securityContext']['runAsUser'] == 1000
     assert pod['securityContext']['fsGroup'] == 1000
-  containers = {c['name']: c for c in learner_pod['containers']}
+  containers = {c['name']: c for c in learner_pod['containers'] + learner_pod['initContainers']}
   main, tensorboard = containers['learner'], containers['tensorboard']
+  assert [c['name'] for c in learner_pod['containers']] == ['learner']
+  assert tensorboard['restartPolicy'] == 'Always'  # a sidecar: the Job still completes
   actor = actor_pod['containers'][0]
   assert main['command'] == ['seed-learner'] and actor['command'] == ['seed-actor']
   assert main['image'].startswith('seed-learner') and actor['image'].startswith('seed-actor')
@@ -138,7 +147,8 @@ def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
   health_port = int(learner_env['SEED_HEALTH_PORT'])
   assert (grpc_port, health_port) == (8686, 8687)
   named_ports = {p['name']: p['containerPort'] for c in containers.values() for p in c['ports']}
-  service_ports = {p['port']: named_ports[p['targetPort']] for p in service['spec']['ports']}
+  service_ports = {p['port']: named_ports.get(p['targetPort'], p['targetPort'])
+                   for p in service['spec']['ports']}
   assert service_ports == {8686: 8686, 8687: 8687, 6006: 6006}
   for probe in ('startupProbe', 'readinessProbe', 'livenessProbe'):
     assert main[probe]['grpc']['port'] == health_port, probe
@@ -147,9 +157,12 @@ def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
   assert tensorboard['command'] == ['tensorboard', '--logdir', '/seed-run', '--bind_all',
                                     '--port', '6006']
 
+  # A learner stopped before its goal fails its pod, so the Job runs it again.
+  assert int(learner_env['SEED_STOPPED_EXIT_CODE']) not in (0, 2)
+
   # Actors: unique ids from the pod index, the Service's name and gRPC port.
   assert next(v for v in actor['env'] if v['name'] == 'SEED_ACTOR_ID')['valueFrom'] == {
-      'fieldRef': {'fieldPath': POD_INDEX}}
+      'fieldRef': {'fieldPath': JOB_INDEX}}
   assert actor_env['SEED_SERVER_ADDRESS'] == f'seed-learner:{grpc_port}'
 
   # The run directory on the claim, the secret read-only where SEED_TLS_* point.
@@ -174,8 +187,8 @@ def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
 
 
 def test_gpu_overlay_asks_for_a_gpu_and_the_cpu_one_does_not(k8s_dir):
-  gpu = objects_of(k8s_dir, 'gpu')['Deployment']['seed-learner']['spec']['template']['spec']
-  cpu = objects_of(k8s_dir, 'cpu')['Deployment']['seed-learner']['spec']['template']['spec']
+  gpu = objects_of(k8s_dir, 'gpu')['Job']['seed-learner']['spec']['template']['spec']
+  cpu = objects_of(k8s_dir, 'cpu')['Job']['seed-learner']['spec']['template']['spec']
   assert gpu['containers'][0]['image'] == 'seed-learner:gpu'
   assert str(gpu['containers'][0]['resources']['limits']['nvidia.com/gpu']) == '1'
   assert {'key': 'nvidia.com/gpu', 'operator': 'Exists', 'effect': 'NoSchedule'} in (
@@ -201,34 +214,42 @@ def patch(kind, name, *ops):
 ENV_0 = "/spec/template/spec/containers/0/env"  # the first container's env list
 
 
+def replace(path, value):
+  return {'op': 'replace', 'path': path, 'value': value}
+
+
 @pytest.mark.parametrize('kustomization, message', [
-    ({'replicas': [{'name': 'seed-actor', 'count': -1}]},
-     'StatefulSet seed-actor: spec.replicas is -1; expected an integer >= 1'),
-    (patch('StatefulSet', 'seed-actor', {'op': 'replace', 'path': '/spec/replicas',
-                                         'value': 'two'}),
-     "StatefulSet seed-actor: spec.replicas is 'two'; expected an integer >= 1"),
-    ({'replicas': [{'name': 'seed-learner', 'count': 2}]},
-     'Deployment seed-learner: spec.replicas is 2; expected exactly 1'),
-    (patch('StatefulSet', 'seed-actor', {'op': 'replace', 'path': f'{ENV_0}/1/value',
-                                         'value': 'seed-learner:9999'}),
+    (patch('Job', 'seed-actor', replace('/spec/completions', -1),
+           replace('/spec/parallelism', -1)),
+     'Job seed-actor: spec.completions is -1; expected an integer >= 1'),
+    (patch('Job', 'seed-actor', replace('/spec/completions', 'two')),
+     "Job seed-actor: spec.completions is 'two'; expected an integer >= 1"),
+    (patch('Job', 'seed-actor', replace('/spec/parallelism', 1)),
+     'Job seed-actor: spec.parallelism is 1 and spec.completions 2; expected them equal'),
+    (patch('Job', 'seed-actor', {'op': 'remove', 'path': '/spec/completionMode'}),
+     'Job seed-actor: runs seed-actor; expected an Indexed Job'),
+    (patch('Job', 'seed-learner', replace('/spec/parallelism', 2)),
+     'Job seed-learner: spec.parallelism is 2; expected exactly 1'),
+    (patch('Job', 'seed-learner', replace(f'{ENV_0}/3/value', '0')),
+     "SEED_STOPPED_EXIT_CODE is '0'; expected a code 1-255 other than 2"),
+    (patch('Job', 'seed-learner', {'op': 'remove', 'path': '/spec/template/spec/initContainers/0/'
+                                   'restartPolicy'}),
+     "container tensorboard: runs among the containers, so the learner's Job never completes"),
+    (patch('Job', 'seed-actor', replace(f'{ENV_0}/1/value', 'seed-learner:9999')),
      "SEED_SERVER_ADDRESS is 'seed-learner:9999'; expected seed-learner:8686"),
-    (patch('StatefulSet', 'seed-actor', {'op': 'replace', 'path': f'{ENV_0}/0',
-                                         'value': {'name': 'SEED_ACTOR_ID', 'value': '0'}}),
-     "SEED_ACTOR_ID is '0'; expected valueFrom.fieldRef.fieldPath " + POD_INDEX),
-    (patch('StatefulSet', 'seed-actor', {'op': 'replace', 'path': f'{ENV_0}/3/value',
-                                         'value': '/etc/tls/ca.crt'}),
+    (patch('Job', 'seed-actor', replace(f'{ENV_0}/0', {'name': 'SEED_ACTOR_ID', 'value': '0'})),
+     "SEED_ACTOR_ID is '0'; expected valueFrom.fieldRef.fieldPath " + JOB_INDEX),
+    (patch('Job', 'seed-actor', replace(f'{ENV_0}/3/value', '/etc/tls/ca.crt')),
      "SEED_TLS_CA_FILE is '/etc/tls/ca.crt', but no secret volume is mounted there"),
-    (patch('Deployment', 'seed-learner', {'op': 'replace', 'path': f'{ENV_0}/0/value',
-                                          'value': '/data/run'}),
+    (patch('Job', 'seed-learner', replace(f'{ENV_0}/0/value', '/data/run')),
      "SEED_LOGDIR is '/data/run', but no PersistentVolumeClaim is mounted there"),
-    (patch('Deployment', 'seed-learner', {'op': 'replace', 'path': f'{ENV_0}/2/value',
-                                          'value': '9000'}),
+    (patch('Job', 'seed-learner', replace(f'{ENV_0}/2/value', '9000')),
      'livenessProbe checks grpc port 8687; expected grpc: {port: 9000}'),
-    (patch('Deployment', 'seed-learner', {
-        'op': 'replace', 'path': '/spec/template/spec/containers/0/readinessProbe',
-        'value': {'tcpSocket': {'port': 8686}}}),
+    (patch('Job', 'seed-learner', replace('/spec/template/spec/containers/0/readinessProbe',
+                                          {'tcpSocket': {'port': 8686}})),
      'readinessProbe checks tcpSocket; expected grpc: {port: 8687}'),
-], ids=['actors-minus-1', 'actors-two', 'learners-2', 'actor-port', 'actor-id', 'ca-path',
+], ids=['actors-minus-1', 'actors-two', 'actors-uneven', 'actors-not-indexed', 'learners-2',
+        'stopped-exit-0', 'tensorboard-not-sidecar', 'actor-port', 'actor-id', 'ca-path',
         'logdir', 'health-port', 'probe-kind'])
 def test_check_names_what_is_wrong(k8s_dir, kustomization, message):
   result = run_check(write_overlay(k8s_dir, kustomization))
@@ -240,7 +261,8 @@ def test_a_replica_count_kustomize_cannot_read_is_a_clear_error(k8s_dir):
   result = run_check(write_overlay(k8s_dir, {'replicas': [{'name': 'seed-actor',
                                                            'count': 'two'}]}))
   assert result.returncode == 2, result.stdout + result.stderr
-  assert 'a replicas count must be an integer >= 1' in result.stderr, result.stderr
+  assert 'set their number with spec.completions and spec.parallelism' in result.stderr, (
+      result.stderr)
 
 
 def test_missing_secret_files_say_how_to_make_them(k8s_dir):
@@ -262,17 +284,19 @@ def test_a_certificate_for_other_names_is_refused(k8s_dir):
 #
 # Podman 4.3's kube play runs Pods and Deployments but not everything Kubernetes does;
 # the test adapts the rendered objects, never the manifests:
-#   - no Services, no StatefulSets: the learner Deployment becomes a Pod named after its
-#     Service (pods find each other by pod name on the network, as actors find the
-#     Service by name), and the StatefulSet one Pod per ordinal, named and labelled as
-#     Kubernetes would (apps.kubernetes.io/pod-index), so the manifests' fieldRef gives
-#     each actor its SEED_ACTOR_ID unchanged;
+#   - no Services, no Jobs: the learner Job becomes a Pod named after its Service (pods
+#     find each other by pod name on the network, as actors find the Service by name),
+#     and the actors' Indexed Job one Pod per index, annotated as Kubernetes would
+#     (batch.kubernetes.io/job-completion-index), so the manifests' fieldRef gives each
+#     actor its SEED_ACTOR_ID unchanged;
+#   - no sidecars: podman would run the TensorBoard init container to its end before the
+#     learner; it joins the pod's containers instead;
 #   - secret volumes: 4.3 panics on one without `optional`, and writes the Secret's
 #     base64 text into the files instead of the decoded bytes: a hostPath folder with
 #     the same files (and items) stands in;
 #   - grpc probes are ignored (no healthcheck): the test asks the health port itself;
-#   - the learner Pod gets restartPolicy Never and a target (SEED_TARGET_RETURN, ...),
-#     so it stops once Catch is solved instead of being restarted.
+#   - the learner Pod gets a target (SEED_TARGET_RETURN, ...), so it stops once Catch is
+#     solved; then its actors must exit 0 by themselves (the Jobs complete).
 KUBE_SUBNET = '198.18.3.0/24'  # test_containers.py has 198.18.2.0/24
 KUBE_NETWORK = 'seed-kube'
 
@@ -282,9 +306,12 @@ def as_podman_pods(objects, secret_dirs, learner_env):
   services = [o for o in objects if o['kind'] == 'Service' and o['spec'].get('clusterIP') != 'None']
   out = [o for o in objects if o['kind'] in ('ConfigMap', 'PersistentVolumeClaim')]
   for obj in objects:
-    if obj['kind'] not in ('Deployment', 'StatefulSet'):
+    if obj['kind'] != 'Job':
       continue
     template = json.loads(json.dumps(obj['spec']['template']))
+    template['spec']['containers'] += template['spec'].pop('initContainers', [])
+    for container in template['spec']['containers']:
+      container.pop('restartPolicy', None)
     for volume in template['spec'].get('volumes', []):
       if 'secret' in volume:
         secret = volume.pop('secret')
@@ -292,17 +319,17 @@ def as_podman_pods(objects, secret_dirs, learner_env):
         volume['hostPath'] = {'path': secret_dirs[items], 'type': 'Directory'}
     for container in template['spec']['containers']:
       container['imagePullPolicy'] = 'IfNotPresent'
-    if obj['kind'] == 'Deployment':
+    if obj['spec'].get('completionMode') != 'Indexed':  # the learner
       service = next(s for s in services
                      if s['spec']['selector'].items() <= template['metadata']['labels'].items())
-      template['spec']['restartPolicy'] = 'Never'
       template['spec']['containers'][0]['env'] += [
           {'name': k, 'value': v} for k, v in learner_env.items()]
       out.append(_pod(service['metadata']['name'], template))
     else:
-      for index in range(obj['spec']['replicas']):
+      for index in range(obj['spec']['completions']):
         pod = _pod(f'{obj["metadata"]["name"]}-{index}', template)
-        pod['metadata']['labels']['apps.kubernetes.io/pod-index'] = str(index)
+        pod['metadata'].setdefault('annotations', {})[
+            'batch.kubernetes.io/job-completion-index'] = str(index)
         out.append(pod)
   return out
 
@@ -392,7 +419,10 @@ def test_cpu_overlay_trains_catch_under_podman_kube_play(k8s_dir, certs, tmp_pat
     learner_s = time.monotonic() - started
     learner_log = podman.logs('seed-learner-learner')
     assert exit_code == 0, learner_log
+    # The run ends everywhere: told by the learner, each actor exits 0 (its Job completes).
+    actor_exits = {name: podman.wait(f'{name}-actor', timeout=30) for name in actors}
     actor_logs = {name: podman.logs(f'{name}-actor') for name in actors}
+    assert set(actor_exits.values()) == {0}, (actor_exits, actor_logs)
     run_dir = podman.run(['volume', 'inspect', '--format', '{{.Mountpoint}}',
                           'seed-run']).stdout.strip()
     with open(os.path.join(run_dir, 'episodes.csv')) as f:

@@ -3,6 +3,7 @@ Finished, the actors exit 0 by themselves, and a learner started again on the fi
 run directory (a Kubernetes restart, a Slurm requeue) exits 0 at once."""
 import json
 import os
+import signal
 import time
 
 import pytest
@@ -87,3 +88,30 @@ def test_actors_exit_when_the_learner_finishes_and_a_restart_exits_at_once(tmp_p
       log = f.read()
     assert 'holds a finished run (finished.json, ' in log
     assert log.count('resumed: ') == 1  # The restart built no learner.
+
+
+def test_a_learner_stopped_before_its_goal_exits_with_stopped_exit_code(tmp_path):
+  # As the Kubernetes Job runs it: a preemption (SIGTERM) before --max_env_frames must
+  # fail the pod, so the Job starts the learner again instead of completing.
+  run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
+            learner_flags=['--max_env_frames=100000000', '--stopped_exit_code=75'])
+  with run:
+    run.start_learner()
+    run.start_actors(num_actors=1, num_envs=2)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(os.path.join(run.logdir, 'episodes.csv')):
+      assert time.monotonic() < deadline, run.learner_log()
+      time.sleep(0.5)
+    run.learner.send_signal(signal.SIGTERM)
+    assert run.learner.wait(timeout=60) == 75, run.learner_log()
+    assert 'checkpoint' in run.learner_log()
+    assert os.path.exists(os.path.join(run.logdir, 'ckpt', 'checkpoint'))
+    assert not os.path.exists(os.path.join(run.logdir, 'finished.json'))
+
+
+def test_a_stopped_exit_code_out_of_range_is_refused(tmp_path):
+  run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', learner_flags=['--stopped_exit_code=300'])
+  with run:
+    with pytest.raises(RuntimeError, match='learner exited with 2'):
+      run.start_learner()
+    assert '--stopped_exit_code=300; expected 0-255' in run.learner_log()

@@ -115,6 +115,8 @@ def parse_args(argv: List[str]) -> Tuple[argparse.Namespace, List[str]]:
       help='actor processes per actor replica, about one vCPU each (SEED_ACTORS_PER_REPLICA)')
   add('--gin_bindings', action='append', default=[], help='a gin binding (repeatable)')
   add('--spot', action='store_true', help='run on Spot VMs (scheduling strategy SPOT)')
+  add('--timeout', help='longest the job (each trial of a sweep) may run, e.g. 90m, 36h, 3d '
+      '(scheduling.timeout; default: Vertex\'s 7 days)')
   add('--tensorboard', help='Vertex TensorBoard: projects/P/locations/R/tensorboards/ID '
       '(needs --service_account)')
   add('--service_account', help='the service account the replicas run as (an email)')
@@ -142,6 +144,21 @@ def _require(value: Optional[str], flag: str, pattern: re.Pattern, accepted: str
 def _at_least(value: int, flag: str, low: int, what: str) -> None:
   if value < low:
     raise BadInput(f'--{flag}={value}; expected an integer >= {low} ({what})')
+
+
+_DURATION = re.compile(r'^([0-9]+)([smhd])$')
+_UNIT_S = {'s': 1, 'm': 60, 'h': 3600, 'd': 86400}
+
+
+def _timeout_s(value: Optional[str]) -> Optional[int]:
+  """--timeout in seconds (None when not given); BadInput unless a positive duration."""
+  if value is None:
+    return None
+  match = _DURATION.match(value)
+  if not match or int(match.group(1)) == 0:
+    raise BadInput(f'--timeout={value} is not valid; expected a positive duration: a whole '
+                   'number and one of s, m, h, d, e.g. 90m, 36h or 3d')
+  return int(match.group(1)) * _UNIT_S[match.group(2)]
 
 
 def _where(args: argparse.Namespace) -> Tuple[str, str, str, str]:
@@ -219,6 +236,7 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
   learner_image, actor_image = _images(args)
   _check_machines(args)
   _check_tensorboard(args, region)
+  timeout_s = _timeout_s(args.timeout)
 
   known = repo_source.read_flags()
   configurables = repo_source.read_configurables()
@@ -247,7 +265,7 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
                             actor_settings)
   run_dir = vertex_spec.run_directory(bucket, run_name)
   job = vertex_spec.custom_job_spec(
-      learner, actors, run_dir=run_dir, spot=args.spot,
+      learner, actors, run_dir=run_dir, spot=args.spot, timeout_s=timeout_s,
       service_account=args.service_account, tensorboard=args.tensorboard, args=trial_args)
   flags = [f'--project={project}', f'--region={region}', f'--display-name={run_name}']
   labels = [f'--labels=seed_scenario={args.scenario}']

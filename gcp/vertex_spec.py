@@ -131,9 +131,10 @@ def run_directory(bucket: str, run_name: str) -> str:
 
 
 def custom_job_spec(learner: Pool, actors: Pool, *, run_dir: str, spot: bool = False,
-                    service_account: Optional[str] = None, tensorboard: Optional[str] = None,
-                    args: Sequence[str] = ()) -> dict:
-  """A CustomJobSpec: learner pool, actor pool, the run directory as base output."""
+                    timeout_s: Optional[int] = None, service_account: Optional[str] = None,
+                    tensorboard: Optional[str] = None, args: Sequence[str] = ()) -> dict:
+  """A CustomJobSpec: learner pool, actor pool, the run directory as base output;
+  `timeout_s` the longest it may run (Vertex ends it then; its default is 7 days)."""
   spec = {
       'workerPoolSpecs': [worker_pool(learner, args), worker_pool(actors, args)],
       # Vertex derives AIP_CHECKPOINT_DIR=<dir>/checkpoints/ and
@@ -142,7 +143,9 @@ def custom_job_spec(learner: Pool, actors: Pool, *, run_dir: str, spot: bool = F
       'baseOutputDirectory': {'outputUriPrefix': run_dir},
   }
   if spot:
-    spec['scheduling'] = {'strategy': 'SPOT'}
+    spec.setdefault('scheduling', {})['strategy'] = 'SPOT'
+  if timeout_s is not None:
+    spec.setdefault('scheduling', {})['timeout'] = f'{timeout_s}s'  # a protobuf Duration
   if service_account:
     spec['serviceAccount'] = service_account
   if tensorboard:

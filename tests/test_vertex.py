@@ -53,7 +53,8 @@ SCENARIOS = {
         flags=['--spot', f'--tensorboard={TENSORBOARD}', f'--service_account={SERVICE_ACCOUNT}',
                "--gin_bindings=EnvConfig.name='atari:Breakout'",
                '--gin_bindings=VTraceConfig.entropy_cost=0.005', '--target_return=20',
-               '--num_splits=2', '--seed', '7', '--envs_per_actor=12', '--actors_per_replica=2'],
+               '--num_splits=2', '--seed', '7', '--envs_per_actor=12', '--actors_per_replica=2',
+               '--timeout=36h'],
         learner=('n1-standard-8', 'NVIDIA_TESLA_T4', 1), actors=(8, 'e2-standard-4'),
         learner_env={'SEED_AGENT': 'vtrace', 'SEED_GIN_FILE': 'gin/atari/vtrace.gin',
                      'SEED_GIN_BINDINGS': "EnvConfig.name='atari:Breakout'\n"
@@ -202,7 +203,7 @@ def test_each_script_submits_its_custom_job(submitted, scenario):
   everything = scenario == 'atari_vtrace'
   assert ('scheduling' in spec) == everything
   if everything:
-    assert spec['scheduling'] == {'strategy': 'SPOT'}
+    assert spec['scheduling'] == {'strategy': 'SPOT', 'timeout': '129600s'}  # 36 h
     assert spec['tensorboard'] == TENSORBOARD
     assert spec['serviceAccount'] == SERVICE_ACCOUNT
   else:
@@ -321,6 +322,10 @@ BAD_INPUT = {
         'unknown flag --max_env_frame', 'max_env_frames', 'num_splits']),
     'flag seed-job sets': ('train_toy_vtrace.sh', SETTINGS + ['--logdir=gs://b/x'], [
         '--logdir cannot be set here', 'BUCKET/runs/RUN_NAME']),
+    'timeout not a duration': ('train_toy_vtrace.sh', SETTINGS + ['--timeout=2days'], [
+        '--timeout=2days is not valid', 'e.g. 90m, 36h or 3d']),
+    'timeout zero': ('train_toy_vtrace.sh', SETTINGS + ['--timeout=0h'], [
+        '--timeout=0h is not valid', 'a positive duration']),
     'TensorBoard without a service account': ('train_toy_vtrace.sh', SETTINGS + [
         f'--tensorboard={TENSORBOARD}'], ['--tensorboard needs --service_account']),
     "another agent's parameter": ('train_atari_vtrace.sh', SETTINGS + [

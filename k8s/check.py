@@ -25,6 +25,7 @@ from seed import security  # The programs' own address rules.
 
 JOB_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 BAD_SETTINGS = 2  # The exit code of a learner or actor that refuses its settings.
+GRACE_MARGIN_S = 10  # The kubelet's grace period beyond the learner's own shutdown limit.
 MIN_STARTUP_S = 300  # TensorFlow's warm-up plus a checkpoint (and replay) restore.
 WORKLOADS = ('Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Job', 'Pod')
 
@@ -206,7 +207,39 @@ def check(objects: List[dict]) -> List[str]:
                                found['grpc_port'], learner_pod)
     _check_secrets_agree(c, found, actor_found)
   _check_tensorboard(c, learner, learner_pod, found['logdir'], service)
+  for obj, pod in {id(w[1]): (w[0], w[1]) for w in learners + actors}.values():
+    _check_hardening(c, obj, pod)
   return c.errors
+
+
+def _check_hardening(c: Checker, obj: dict, pod: dict) -> None:
+  """What Pod Security's "restricted" level asks, a read-only root and no API token."""
+  where = f'{obj["kind"]} {obj["metadata"]["name"]}'
+  pod_security = pod.get('securityContext', {})
+  if pod.get('automountServiceAccountToken') is not False:
+    c.error(where, 'mounts a service account token; expected automountServiceAccountToken: '
+            'false (neither program talks to the API server)')
+  for container in _all_containers(pod):
+    inside = _where(obj, container)
+    security = container.get('securityContext', {})
+    def setting(name, default=None):
+      return security.get(name, pod_security.get(name, default))
+    if not setting('runAsNonRoot'):
+      c.error(inside, 'may run as root; expected runAsNonRoot: true')
+    seccomp = setting('seccompProfile', {}).get('type')
+    if seccomp not in ('RuntimeDefault', 'Localhost'):
+      c.error(inside, f'seccompProfile is {seccomp!r}; expected RuntimeDefault (Pod Security '
+              '"restricted" refuses the pod without one)')
+    if security.get('allowPrivilegeEscalation') is not False:
+      c.error(inside, 'allows privilege escalation; expected allowPrivilegeEscalation: false')
+    if 'ALL' not in security.get('capabilities', {}).get('drop', []):
+      c.error(inside, 'keeps Linux capabilities; expected capabilities: {drop: [ALL]}')
+    if security.get('readOnlyRootFilesystem') is not True:
+      c.error(inside, 'can write its image\'s files; expected readOnlyRootFilesystem: true '
+              '(and an emptyDir at /tmp)')
+    elif _mount_for(pod, container, '/tmp/x') is None:
+      c.error(inside, 'has a read-only root and nothing writable at /tmp; expected an '
+              'emptyDir mounted there')
 
 
 def _check_learner(c: Checker, obj: dict, pod: dict, container: dict) -> Dict[str, object]:
@@ -225,6 +258,7 @@ def _check_learner(c: Checker, obj: dict, pod: dict, container: dict) -> Dict[st
   if _is_sidecar(pod, container) or container not in pod.get('containers', []):
     c.error(where, 'runs the learner as an init container; expected it among containers')
   settings = c.settings(container)
+  _check_grace_period(c, where, pod, settings.get('SEED_SHUTDOWN_LIMIT_S', '20'))
   stopped = settings.get('SEED_STOPPED_EXIT_CODE', '0')
   if obj['kind'] == 'Job' and not (isinstance(stopped, str) and stopped.isdigit() and
                                    0 < int(stopped) < 256 and int(stopped) != BAD_SETTINGS):
@@ -258,6 +292,20 @@ def _check_learner(c: Checker, obj: dict, pod: dict, container: dict) -> Dict[st
   _check_run_directory(c, where, pod, container, logdir)
   return {'grpc_port': grpc_port, 'health_port': health_port, 'logdir': logdir, 'cert': cert,
           'token': token}
+
+
+def _check_grace_period(c: Checker, where: str, pod: dict, limit) -> None:
+  """The kubelet waits long enough for the learner's last checkpoint after SIGTERM."""
+  grace = pod.get('terminationGracePeriodSeconds', 30)
+  try:
+    limit_s = float(limit)
+  except (TypeError, ValueError):
+    c.error(where, f'SEED_SHUTDOWN_LIMIT_S is {limit!r}; expected seconds > 0')
+    return
+  if not isinstance(grace, int) or grace < limit_s + GRACE_MARGIN_S:
+    c.error(where, f'terminationGracePeriodSeconds is {grace!r} and SEED_SHUTDOWN_LIMIT_S '
+            f'{limit_s:g}; expected the grace period at least {GRACE_MARGIN_S} s longer, or '
+            'the kubelet kills the learner before its last checkpoint is written')
 
 
 def _check_probes(c: Checker, where: str, container: dict, health_port: Optional[int]) -> None:
@@ -375,8 +423,8 @@ def _check_service(c: Checker, learner: dict, pod: dict, grpc_port, health_port)
 
 def _service_targets(service: dict, pod: dict) -> Dict[int, Optional[int]]:
   """Service port → the container port number it reaches in `pod`."""
-  named = {p['name']: p['containerPort'] for ct in pod.get('containers', [])
-           for p in ct.get('ports', []) if 'name' in p}  # Not a sidecar's: not everywhere.
+  named = {p['name']: p['containerPort'] for ct in _all_containers(pod)
+           for p in ct.get('ports', []) if 'name' in p}
   targets = {}
   for port in service['spec'].get('ports', []):
     target = port.get('targetPort', port['port'])
@@ -487,9 +535,10 @@ def _check_tensorboard(c: Checker, learner: dict, pod: dict, logdir, service) ->
     if not port.isdigit() or int(port) not in ports:
       c.error(where, f'--port is {port!r}, not among its containerPorts {sorted(ports)}; '
               'expected a containerPort for it')
-    elif service is not None and int(port) not in _service_targets(service, pod).values():
-      c.error(f'Service {service["metadata"]["name"]}', f'no port reaches TensorBoard\'s '
-              f'port {port}; expected one with targetPort {port} or its name')
+    elif service is not None and int(port) in _service_targets(service, pod).values():
+      c.error(f'Service {service["metadata"]["name"]}', f'reaches TensorBoard\'s port {port}, '
+              'which has no TLS and no login; expected it off the Service (kubectl '
+              'port-forward reaches it)')
 
 
 def _claim(found: Optional[Tuple[dict, dict, str]]) -> Optional[str]:

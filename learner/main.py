@@ -39,6 +39,10 @@ flags.DEFINE_float('progress_interval_s', 5.0, 'Seconds between progress lines/s
 flags.DEFINE_integer('max_env_frames', 0, 'Stop after this many env frames (0: never).')
 flags.DEFINE_float('target_return', None, 'Stop once the mean return of the last '
                    '--return_window episodes reaches this.')
+flags.DEFINE_float('shutdown_limit_s', 20.0, 'Longest a stopping learner may take for its '
+                   'last checkpoint and closing; then it exits anyway (0 if that checkpoint '
+                   'was written, else 1). Spot VMs give 30 s after SIGTERM; give less than '
+                   'the platform\'s grace period (Kubernetes: terminationGracePeriodSeconds).')
 flags.DEFINE_integer('stopped_exit_code', 0, 'Exit code of a learner that a signal '
                      'stopped before its --max_env_frames or --target_return, once its '
                      'checkpoint is written. 0 suits a laptop\'s Ctrl-C; a Kubernetes Job '

@@ -39,6 +39,7 @@ class LearnerFlags:
   max_env_frames: int
   target_return: Optional[float]
   stopped_exit_code: int
+  shutdown_limit_s: float
   return_window: int
   max_message_mb: int
   max_envs_per_actor: int
@@ -118,6 +119,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         video.check_available()
       except video.VideoUnavailable as e:
         raise ValueError(f'--eval_video: {e}') from e
+    if not flags.shutdown_limit_s > 0:
+      raise ValueError(f'--shutdown_limit_s={flags.shutdown_limit_s}; expected seconds > 0')
     if not 0 <= flags.stopped_exit_code <= 255:
       raise ValueError(f'--stopped_exit_code={flags.stopped_exit_code}; expected 0-255')
     if flags.max_nonfinite_steps < 1:
@@ -161,7 +164,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         checkpoint_interval_s=flags.checkpoint_interval_s,
         progress_interval_s=flags.progress_interval_s, max_env_frames=flags.max_env_frames,
         target_return=flags.target_return, return_window=flags.return_window,
-        max_message_bytes=flags.max_message_mb << 20, limits=limits, auth_token=auth_token,
+        shutdown_limit_s=flags.shutdown_limit_s, max_message_bytes=flags.max_message_mb << 20, limits=limits, auth_token=auth_token,
         credentials=credentials, seed=flags.seed, train=flags.train,
         checkpoint_replay=flags.checkpoint_replay, replay_parameters=flags.replay_parameters,
         init_checkpoint=flags.init_checkpoint, init_counters=flags.init_counters,

@@ -50,6 +50,7 @@ class LearnerOptions:
   max_env_frames: int = 0           # stop once this many frames were played (0: never)
   target_return: Optional[float] = None  # stop once the recent mean return reaches it
   return_window: int = 20
+  shutdown_limit_s: float = 20.0    # longest the last checkpoint and closing may take
   max_message_bytes: int = 16 << 20
   limits: StreamLimits = StreamLimits()
   replay_parameters: Optional[str] = None  # JSON replay mixture; None: ReplayMixtureConfig's
@@ -247,7 +248,7 @@ class Learner:
       # server tears down, what was learnt is saved. Setting stop_event also
       # releases an inference thread blocked on a full input.
       self.stop_event.set()
-      _exit_if_stuck(_SHUTDOWN_LIMIT_S, lambda: self._final_checkpoint_done)
+      _exit_if_stuck(self.options.shutdown_limit_s, lambda: self._final_checkpoint_done)
       if self.finish_reason is not None:
         # Each actor's next step is answered with Finished: it stops, where a stream
         # cut by the server's stop would have it reconnect forever.
@@ -292,8 +293,6 @@ class Learner:
     self.stop_event.set()
 
 
-# Spot VMs give 30 s between SIGTERM and the end; leave room for the checkpoint.
-_SHUTDOWN_LIMIT_S = 20.0
 # How long a finished learner waits for its actors to take their Finished: each gets it
 # with the reply to its next step, within one step of its envs.
 _FINISHED_NOTICE_S = 10.0

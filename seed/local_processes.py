@@ -61,8 +61,8 @@ def learner_last_line(run_dir: str) -> str:
 
 
 # A learner that reached its goal tells its actors first (they exit 0), then writes its
-# final checkpoint and closes: its own watchdog ends it within 20 s; a few more for the
-# interpreter's exit.
+# final checkpoint and closes: its watchdog ends it within --shutdown_limit_s (20 s by
+# default); a few more for the interpreter's exit.
 LEARNER_FINISHING_S = 30.0
 
 

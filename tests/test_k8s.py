@@ -149,7 +149,7 @@ def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
   named_ports = {p['name']: p['containerPort'] for c in containers.values() for p in c['ports']}
   service_ports = {p['port']: named_ports.get(p['targetPort'], p['targetPort'])
                    for p in service['spec']['ports']}
-  assert service_ports == {8686: 8686, 8687: 8687, 6006: 6006}
+  assert service_ports == {8686: 8686, 8687: 8687}  # not TensorBoard: no TLS, no login
   for probe in ('startupProbe', 'readinessProbe', 'livenessProbe'):
     assert main[probe]['grpc']['port'] == health_port, probe
   startup = main['startupProbe']
@@ -157,8 +157,40 @@ def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
   assert tensorboard['command'] == ['tensorboard', '--logdir', '/seed-run', '--bind_all',
                                     '--port', '6006']
 
-  # A learner stopped before its goal fails its pod, so the Job runs it again.
+  # A learner stopped before its goal fails its pod, so the Job runs it again; the
+  # kubelet waits for its last checkpoint.
   assert int(learner_env['SEED_STOPPED_EXIT_CODE']) not in (0, 2)
+  assert learner_pod['terminationGracePeriodSeconds'] >= float(
+      learner_env['SEED_SHUTDOWN_LIMIT_S']) + 10
+
+  # Hardened as Pod Security "restricted" asks, with a read-only root and no API token.
+  for pod in (learner_pod, actor_pod):
+    assert pod['automountServiceAccountToken'] is False
+    assert pod['securityContext']['seccompProfile'] == {'type': 'RuntimeDefault'}
+    assert pod['securityContext']['runAsNonRoot'] is True
+    tmp = next(v for v in pod['volumes'] if v['name'] == 'tmp')
+    assert 'emptyDir' in tmp
+    for container in pod['containers'] + pod.get('initContainers', []):
+      security = container['securityContext']
+      assert security['readOnlyRootFilesystem'] is True, container['name']
+      assert security['allowPrivilegeEscalation'] is False
+      assert security['capabilities'] == {'drop': ['ALL']}
+      assert {'name': 'tmp', 'mountPath': '/tmp'} in container['volumeMounts']
+  # Only actors reach the gRPC port; anyone the health port; nobody the actors. A drain
+  # does not evict the learner by itself.
+  policies = objects['NetworkPolicy']
+  learner_policy = policies['seed-learner']['spec']
+  assert learner_policy['podSelector']['matchLabels'] == learner_pod_labels(learner)
+  assert learner_policy['ingress'] == [
+      {'from': [{'podSelector': {'matchLabels': learner_pod_labels(actors)}}],
+       'ports': [{'port': grpc_port, 'protocol': 'TCP'}]},
+      {'ports': [{'port': health_port, 'protocol': 'TCP'}]}]
+  actor_policy = policies['seed-actor']['spec']
+  assert actor_policy['podSelector']['matchLabels'] == learner_pod_labels(actors)
+  assert actor_policy['policyTypes'] == ['Ingress'] and 'ingress' not in actor_policy
+  budget = objects['PodDisruptionBudget']['seed-learner']['spec']
+  assert budget['maxUnavailable'] == 0
+  assert budget['selector']['matchLabels'] == learner_pod_labels(learner)
 
   # Actors: unique ids from the pod index, the Service's name and gRPC port.
   assert next(v for v in actor['env'] if v['name'] == 'SEED_ACTOR_ID')['valueFrom'] == {
@@ -196,6 +228,12 @@ def test_gpu_overlay_asks_for_a_gpu_and_the_cpu_one_does_not(k8s_dir):
   assert cpu['containers'][0]['image'] == 'seed-learner:cpu'
   assert 'nvidia.com/gpu' not in json.dumps(cpu)
   assert cpu['containers'][0]['resources']['limits']['memory']
+
+
+def learner_pod_labels(workload):
+  """The labels a workload's pods carry that its own manifests chose."""
+  labels = workload['spec']['template']['metadata']['labels']
+  return {k: v for k, v in labels.items() if k == 'app.kubernetes.io/name'}
 
 
 def write_overlay(k8s_dir, kustomization):
@@ -248,9 +286,27 @@ def replace(path, value):
     (patch('Job', 'seed-learner', replace('/spec/template/spec/containers/0/readinessProbe',
                                           {'tcpSocket': {'port': 8686}})),
      'readinessProbe checks tcpSocket; expected grpc: {port: 8687}'),
+    (patch('Service', 'seed-learner', {'op': 'add', 'path': '/spec/ports/-', 'value': {
+        'name': 'tensorboard', 'port': 6006, 'targetPort': 6006}}),
+     "Service seed-learner: reaches TensorBoard's port 6006, which has no TLS and no login"),
+    (patch('Job', 'seed-learner', replace('/spec/template/spec/terminationGracePeriodSeconds',
+                                          60)),
+     'terminationGracePeriodSeconds is 60 and SEED_SHUTDOWN_LIMIT_S 100; expected the grace '
+     'period at least 10 s longer'),
+    (patch('Job', 'seed-actor', {'op': 'remove',
+                                 'path': '/spec/template/spec/securityContext/seccompProfile'}),
+     "container actor: seccompProfile is None; expected RuntimeDefault"),
+    (patch('Job', 'seed-actor', replace('/spec/template/spec/containers/0/securityContext/'
+                                        'readOnlyRootFilesystem', False)),
+     "container actor: can write its image's files; expected readOnlyRootFilesystem: true"),
+    (patch('Job', 'seed-learner', {'op': 'remove', 'path': '/spec/template/spec/'
+                                   'automountServiceAccountToken'}),
+     'Job seed-learner: mounts a service account token; expected '
+     'automountServiceAccountToken: false'),
 ], ids=['actors-minus-1', 'actors-two', 'actors-uneven', 'actors-not-indexed', 'learners-2',
         'stopped-exit-0', 'tensorboard-not-sidecar', 'actor-port', 'actor-id', 'ca-path',
-        'logdir', 'health-port', 'probe-kind'])
+        'logdir', 'health-port', 'probe-kind', 'tensorboard-on-service', 'grace-too-short',
+        'no-seccomp', 'writable-root', 'api-token'])
 def test_check_names_what_is_wrong(k8s_dir, kustomization, message):
   result = run_check(write_overlay(k8s_dir, kustomization))
   assert result.returncode == 1, result.stdout + result.stderr

@@ -109,9 +109,12 @@ def test_a_learner_stopped_before_its_goal_exits_with_stopped_exit_code(tmp_path
     assert not os.path.exists(os.path.join(run.logdir, 'finished.json'))
 
 
-def test_a_stopped_exit_code_out_of_range_is_refused(tmp_path):
-  run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', learner_flags=['--stopped_exit_code=300'])
+@pytest.mark.parametrize('flag, message', [
+    ('--stopped_exit_code=300', '--stopped_exit_code=300; expected 0-255'),
+    ('--shutdown_limit_s=0', '--shutdown_limit_s=0.0; expected seconds > 0')])
+def test_shutdown_settings_out_of_range_are_refused(tmp_path, flag, message):
+  run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', learner_flags=[flag])
   with run:
     with pytest.raises(RuntimeError, match='learner exited with 2'):
       run.start_learner()
-    assert '--stopped_exit_code=300; expected 0-255' in run.learner_log()
+    assert message in run.learner_log()

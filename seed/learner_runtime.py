@@ -152,12 +152,17 @@ class Learner:
                            self.metrics.on_train, self.checkpointer,
                            options.checkpoint_interval_s, self.stop_event,
                            max_nonfinite_steps=options.max_nonfinite_steps,
-                           on_checkpoint=self.evaluation.on_checkpoint if self.evaluation
-                           else None,
+                           on_checkpoint=self._on_checkpoint,
                            learning_rate_fraction=self._learning_rate_fraction
                            if options.anneal_learning_rate else None)
     self.port: Optional[int] = None
     self._service: Optional[InferenceService] = None
+
+  def _on_checkpoint(self, prefix: str) -> None:
+    """After each periodic checkpoint: the run files made durable, then an evaluation."""
+    self.metrics.sync_files()
+    if self.evaluation is not None:
+      self.evaluation.on_checkpoint(prefix)
 
   def _learning_rate_fraction(self) -> float:
     """With --anneal_learning_rate: the share of the configured step sizes the next

@@ -224,10 +224,19 @@ class Metrics:
       except (tf.errors.OpError, OSError):
         pass  # What it still held is lost with the outage.
 
+  def sync_files(self) -> None:
+    """Makes the CSV files' lines durable (each checkpoint does: what a resumed run
+    starts from and what the files show agree, also on Cloud Storage FUSE)."""
+    for csv_file in (self._episodes_csv, self._progress_csv, self._train_steps_csv):
+      if csv_file is not None:
+        csv_file.sync()
+
   def close(self) -> None:
     self._close_writer()
     self._episodes_csv.close()
     self._progress_csv.close()
+    if self._train_steps_csv is not None:
+      self._train_steps_csv.close()
 
 
 def process_gauges() -> Dict[str, float]:

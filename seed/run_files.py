@@ -75,6 +75,18 @@ class AppendOnlyCsv:
     self._outage.succeeded()
     return True
 
+  def sync(self) -> bool:
+    """Makes what was written durable (fsync); False when that failed. On a network
+    file system that stages writes (Cloud Storage FUSE), this is when the lines reach
+    the bucket: without it they appear only when the file is closed, and are lost
+    with a preempted machine."""
+    try:
+      os.fsync(self._fd)
+    except OSError as e:
+      self._outage.failed(e)
+      return False
+    return True
+
   def close(self) -> None:
     os.close(self._fd)
 

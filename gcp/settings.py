@@ -33,6 +33,8 @@ RESERVED = {
 }
 for _name in ('tls_key_file', 'tls_ca_file', 'auth_token_file'):
   RESERVED[_name] = RESERVED['tls_cert_file']
+# seed-job's own flags a user may set, and the pool whose replicas read them.
+JOB_FLAGS = {'bootstrap_timeout_s': 'actor'}
 # absl's own flags: seed-job parses them first, so a sweep parameter may not use one.
 ABSL_FLAGS = ('help', 'helpshort', 'helpfull', 'helpxml', 'flagfile', 'undefok', 'v',
               'verbosity', 'logtostderr', 'alsologtostderr', 'log_dir', 'stderrthreshold',
@@ -57,7 +59,8 @@ def pass_through(extras: List[str], known: Optional[repo_source.Flags],
     if known is None:  # no source to check against: all to the learner, as given
       learner[name] = value if equals else 'true'
       continue
-    kinds = {**known.actor, **known.learner}
+    job = {k: v for k, v in known.job.items() if k in JOB_FLAGS}
+    kinds = {**job, **known.actor, **known.learner}
     if not equals and name not in kinds and kinds.get(name[2:]) in repo_source.BOOL_KINDS:
       name, equals, value = name[2:], '=', 'false'  # --noFLAG
     if name in RESERVED:
@@ -66,7 +69,8 @@ def pass_through(extras: List[str], known: Optional[repo_source.Flags],
       hidden = set(RESERVED) | own  # set here or by submit.py's own flags
       raise BadInput(f'unknown flag --{name}; accepted: the flags of submit.py (--help), '
                      f'and learner flags ({", ".join(sorted(set(known.learner) - hidden))}) '
-                     f'or actor flags ({", ".join(sorted(set(known.actor) - hidden))})')
+                     f'or actor flags ({", ".join(sorted(set(known.actor) - hidden))}) '
+                     f'or seed-job\'s {", ".join(sorted(job))}')
     kind = kinds[name]
     if not equals:
       if kind in repo_source.BOOL_KINDS:
@@ -76,9 +80,11 @@ def pass_through(extras: List[str], known: Optional[repo_source.Flags],
       else:
         raise BadInput(f'--{name} has no value; expected --{name}=VALUE')
     checked = _typed(name, kind, value)
+    if name in JOB_FLAGS and not float(checked) > 0:
+      raise BadInput(f'--{name}={value}; expected seconds > 0')
     if name in known.learner:
       learner[name] = checked
-    if name in known.actor:
+    if name in known.actor or JOB_FLAGS.get(name) == 'actor':
       actor[name] = checked
   return learner, actor
 

@@ -67,12 +67,13 @@ SCENARIOS = {
                    'SEED_NUM_ENVS': '12', 'SEED_ACTORS_PER_REPLICA': '2', 'SEED_NUM_SPLITS': '2',
                    'SEED_SEED': '7'}),
     'atari_r2d2': dict(
-        flags=['--actor_replicas=3', '--learner_accelerator_type=NVIDIA_TESLA_V100'],
+        flags=['--actor_replicas=3', '--learner_accelerator_type=NVIDIA_TESLA_V100',
+               '--bootstrap_timeout_s=5400'],  # seed-job's: how long actors wait for TLS
         learner=('n1-standard-8', 'NVIDIA_TESLA_V100', 1), actors=(3, 'e2-standard-4'),
         learner_env={'SEED_AGENT': 'r2d2', 'SEED_GIN_FILE': 'gin/atari/r2d2.gin',
                      'SEED_MAX_ENV_FRAMES': '50000000'},
         actor_env={'SEED_GIN_FILE': 'gin/atari/r2d2.gin', 'SEED_NUM_ENVS': '4',
-                   'SEED_ACTORS_PER_REPLICA': '4'}),
+                   'SEED_ACTORS_PER_REPLICA': '4', 'SEED_BOOTSTRAP_TIMEOUT_S': '5400'}),
     'mujoco_sac': dict(
         flags=['--env=mujoco:Hopper-v5', '--max_env_frames=3000000'],
         learner=('e2-standard-8', None, None), actors=(1, 'e2-standard-4'),
@@ -322,6 +323,8 @@ BAD_INPUT = {
         'unknown flag --max_env_frame', 'max_env_frames', 'num_splits']),
     'flag seed-job sets': ('train_toy_vtrace.sh', SETTINGS + ['--logdir=gs://b/x'], [
         '--logdir cannot be set here', 'BUCKET/runs/RUN_NAME']),
+    'bootstrap timeout not positive': ('train_toy_vtrace.sh', SETTINGS + [
+        '--bootstrap_timeout_s=0'], ['--bootstrap_timeout_s=0; expected seconds > 0']),
     'timeout not a duration': ('train_toy_vtrace.sh', SETTINGS + ['--timeout=2days'], [
         '--timeout=2days is not valid', 'e.g. 90m, 36h or 3d']),
     'timeout zero': ('train_toy_vtrace.sh', SETTINGS + ['--timeout=0h'], [

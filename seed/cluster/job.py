@@ -51,8 +51,9 @@ flags.DEFINE_enum('tls', 'auto', ['auto', 'always', 'never'],
                   'is on localhost.')
 flags.DEFINE_string('job_id', None, 'Names this job\'s TLS folder under RUN_DIR/tls (default: '
                     'CLOUD_ML_JOB_ID on Vertex AI, slurm-$SLURM_JOB_ID on Slurm).')
-flags.DEFINE_float('bootstrap_timeout_s', 900.0, 'How long an actor waits for the learner\'s '
-                   'TLS files.')
+flags.DEFINE_float('bootstrap_timeout_s', 3600.0, 'How long an actor waits for the '
+                   'learner\'s TLS files (a GPU machine and its image can take many minutes '
+                   'to start; a timeout costs the actor replica a restart).')
 flags.DEFINE_multi_string('sweep_binding', [], 'NAME=Configurable.parameter: an argument '
                           '--NAME=VALUE becomes the gin binding Configurable.parameter=VALUE.')
 flags.DEFINE_integer('actors_per_replica', 1, 'Actor processes this replica runs (about one '

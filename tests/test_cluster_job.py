@@ -283,3 +283,37 @@ def test_replicas_on_two_hosts_meet_over_job_made_tls_and_a_resubmission_resumes
     assert (run_dir / 'tls' / f'job-2-{hosts.address_a}' / 'ready').exists()
   finally:
     _stop(replicas)
+
+
+@pytest.mark.timeout(300)
+def test_an_actor_that_dies_is_started_again_and_one_that_finishes_is_not(tmp_path):
+  # A Slurm actor task or a Vertex actor replica runs its actors under seed-job: one
+  # killed (the OOM killer) comes back after a delay; when the learner finishes the run,
+  # the actors exit 0 and seed-job with them.
+  import psutil  # pylint: disable=g-import-not-at-top
+  from tests.processes import Run  # pylint: disable=g-import-not-at-top
+  run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
+            learner_flags=['--max_env_frames=30000'])
+  log_path = str(tmp_path / 'seed_job.log')
+  with run:
+    port = run.start_learner()
+    replica = _start_replica([], {'SEED_GIN_FILE': 'gin/toy/vtrace.gin', 'SEED_NUM_ENVS': '2',
+                                  'SEED_GIN_BINDINGS': "EnvConfig.name='Catch'"},
+                             log_path, '--role=actor', f'--learner_address=localhost:{port}',
+                             '--actor_id=3', '--tls=never')
+    try:
+      _wait_for(lambda: run.learner_log().count('actor 3 split 0 connected') == 1, 120,
+                'actor 3 connected', [log_path])
+      actor = psutil.Process(replica.pid).children()[0]
+      actor.kill()  # SIGKILL: no goodbye
+      _wait_for(lambda: run.learner_log().count('actor 3 split 0 connected') == 2, 120,
+                'actor 3 connected again', [log_path, run.logdir + '/logs/learner.log'])
+      assert 'seed-job: actor 3 exited with 137; starting it again in 1 s (restart 1)' in (
+          open(log_path).read())
+      assert run.wait_learner(timeout_s=200) == 0, run.learner_log()
+      assert replica.wait(timeout=60) == 0, open(log_path).read()[-3000:]
+      log = open(log_path).read()
+      assert log.count('starting it again') == 1, log  # not after the run finished
+      assert 'the learner finished the run' in log, log
+    finally:
+      _stop([replica])

@@ -25,6 +25,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import app
@@ -223,26 +224,74 @@ def main(argv: Sequence[str]) -> None:
   logging.info('seed-job: %s', json.dumps(described))
   sys.stdout.flush()
   sys.stderr.flush()
-  if len(commands) == 1:
-    os.execv(commands[0][0], commands[0])
-  sys.exit(_run_all(commands))
+  if role.kind == roles.LEARNER:
+    os.execv(commands[0][0], commands[0])  # The platform restarts it (Slurm, Vertex, a Job).
+  sys.exit(supervise_actors(commands, [p.actor_id for p in processes]))
 
 
-def _run_all(commands: Sequence[Sequence[str]]) -> int:
-  """Runs the actor processes side by side, passes SIGINT/SIGTERM on, and exits with
-  the first failure's code (0 when all ended well)."""
-  children = [subprocess.Popen(list(command)) for command in commands]
+# Seconds before the n-th start again of an actor that failed; a run of a minute resets it.
+RESTART_DELAYS_S = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+_HEALTHY_S = 60.0
+BAD_SETTINGS = 2  # An actor that refuses its settings fails the same way each start.
+
+
+def supervise_actors(commands: Sequence[Sequence[str]], actor_ids: Sequence[int],
+                     poll_s: float = 0.5) -> int:
+  """Runs the actor processes side by side and starts one again, after a growing delay,
+  when it dies (a crash, the OOM killer): nothing else would, and a Slurm step or a
+  Vertex replica with a dead actor goes on with fewer envs. An actor that exits 0 (its
+  learner finished the run, or a signal stopped it) or 2 (bad settings) stays down.
+  SIGINT/SIGTERM are passed on and end the restarts. Returns the first failure's exit
+  code (0 when all ended well)."""
+  children: Dict[int, subprocess.Popen] = {}
+  started_at: Dict[int, float] = {}
+  due: Dict[int, float] = {}  # index -> when to start it again
+  restarts = [0] * len(commands)
+  codes: Dict[int, int] = {}
+  stopping = []
+
+  def start(i: int) -> None:
+    children[i] = subprocess.Popen(list(commands[i]))
+    started_at[i] = time.monotonic()
 
   def forward(signum, frame):
     del frame
-    for child in children:
+    stopping.append(signum)
+    for child in children.values():
       if child.poll() is None:
         child.send_signal(signum)
 
   for signum in (signal.SIGINT, signal.SIGTERM):
     signal.signal(signum, forward)
-  codes = [child.wait() for child in children]
-  return next((code for code in codes if code != 0), 0)
+  for i in range(len(commands)):
+    start(i)
+  while children or due:
+    now = time.monotonic()
+    for i, child in list(children.items()):
+      code = child.poll()
+      if code is None:
+        continue
+      del children[i]
+      code = code if code >= 0 else 128 - code  # killed by signal N: 128 + N, as a shell says
+      if stopping or code in (0, BAD_SETTINGS):
+        codes[i] = code
+        continue
+      if now - started_at[i] > _HEALTHY_S:
+        restarts[i] = 0
+      delay_s = RESTART_DELAYS_S[min(restarts[i], len(RESTART_DELAYS_S) - 1)]
+      restarts[i] += 1
+      codes[i] = code
+      logging.warning('seed-job: actor %d exited with %d; starting it again in %.0f s '
+                      '(restart %d)', actor_ids[i], code, delay_s, restarts[i])
+      due[i] = now + delay_s
+    for i, when in list(due.items()):
+      if stopping:
+        del due[i]
+      elif now >= when:
+        del due[i]
+        start(i)
+    time.sleep(poll_s)
+  return next((codes[i] for i in sorted(codes) if codes[i] != 0), 0)
 
 
 def _parse_known(argv: List[str]) -> List[str]:

@@ -43,6 +43,9 @@ flags.DEFINE_float('shutdown_limit_s', 20.0, 'Longest a stopping learner may tak
                    'last checkpoint and closing; then it exits anyway (0 if that checkpoint '
                    'was written, else 1). Spot VMs give 30 s after SIGTERM; give less than '
                    'the platform\'s grace period (Kubernetes: terminationGracePeriodSeconds).')
+flags.DEFINE_float('run_lock_stale_s', 120.0, 'A run directory\'s lock (learner.lock) whose '
+                   'heartbeat is older than this is taken over; a fresher one held by a '
+                   'learner of another job or host is waited for this long, then refused.')
 flags.DEFINE_integer('stopped_exit_code', 0, 'Exit code of a learner that a signal '
                      'stopped before its --max_env_frames or --target_return, once its '
                      'checkpoint is written. 0 suits a laptop\'s Ctrl-C; a Kubernetes Job '

@@ -8,7 +8,7 @@ import logging
 import os
 from typing import List, Optional, Sequence
 
-from seed import agents, config, run_status, security
+from seed import agents, config, run_lock, run_status, security
 from seed.inference.server import StreamLimits
 from seed.replay import mixture_spec
 
@@ -39,6 +39,7 @@ class LearnerFlags:
   max_env_frames: int
   target_return: Optional[float]
   stopped_exit_code: int
+  run_lock_stale_s: float
   shutdown_limit_s: float
   return_window: int
   max_message_mb: int
@@ -119,6 +120,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         video.check_available()
       except video.VideoUnavailable as e:
         raise ValueError(f'--eval_video: {e}') from e
+    if not flags.run_lock_stale_s > 0:
+      raise ValueError(f'--run_lock_stale_s={flags.run_lock_stale_s}; expected seconds > 0')
     if not flags.shutdown_limit_s > 0:
       raise ValueError(f'--shutdown_limit_s={flags.shutdown_limit_s}; expected seconds > 0')
     if not 0 <= flags.stopped_exit_code <= 255:
@@ -141,6 +144,28 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
               'exiting', flags.logdir, run_status.FINISHED_FILE, finished['env_frames'])
     return 0
   os.makedirs(flags.logdir, exist_ok=True)
+  lock = run_lock.RunLock(flags.logdir, flags.run_lock_stale_s, on_lost=_exit_at_once)
+  try:
+    lock.acquire()
+  except run_lock.RunDirectoryInUse as e:
+    _log.error('%s', e)
+    return BAD_SETTINGS
+  try:
+    return _build_and_run(flags, flags_text, auth_token, credentials, limits, seed_bindings,
+                          num_seeds_bindings)
+  finally:
+    lock.release()
+
+
+def _exit_at_once() -> None:
+  """Another learner owns the run directory now: no checkpoint may follow."""
+  logging.shutdown()
+  os._exit(1)  # pylint: disable=protected-access
+
+
+def _build_and_run(flags: LearnerFlags, flags_text: str, auth_token, credentials, limits,
+                   seed_bindings, num_seeds_bindings) -> int:
+  """Builds the learner on the run directory this process holds, and runs it."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   # Must happen before TensorFlow runs anything (agent modules may, at import).
   tf.config.threading.set_intra_op_parallelism_threads(flags.tf_intra_op_threads)
@@ -164,7 +189,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         checkpoint_interval_s=flags.checkpoint_interval_s,
         progress_interval_s=flags.progress_interval_s, max_env_frames=flags.max_env_frames,
         target_return=flags.target_return, return_window=flags.return_window,
-        shutdown_limit_s=flags.shutdown_limit_s, max_message_bytes=flags.max_message_mb << 20, limits=limits, auth_token=auth_token,
+        shutdown_limit_s=flags.shutdown_limit_s,
+        max_message_bytes=flags.max_message_mb << 20, limits=limits, auth_token=auth_token,
         credentials=credentials, seed=flags.seed, train=flags.train,
         checkpoint_replay=flags.checkpoint_replay, replay_parameters=flags.replay_parameters,
         init_checkpoint=flags.init_checkpoint, init_counters=flags.init_counters,

@@ -258,9 +258,25 @@ class TuningReport:
   def __init__(self, metric_id: str):
     import hypertune  # pylint: disable=g-import-not-at-top
     self._metric_id = metric_id
-    self._hypertune = hypertune.HyperTune()
+    self._hypertune = None
+    try:  # It makes the metric file's folder: a PermissionError as a non-root user.
+      self._hypertune = hypertune.HyperTune()
+    except OSError as e:
+      self._unable(e)
+
+  def _unable(self, error: OSError) -> None:
+    # Training goes on (its own files keep the returns); a crash would only restart the
+    # replica into the same error.
+    _log.error('cannot report %s to the tuning service: %s (uid %d); this trial reports '
+               'no metric, training goes on', self._metric_id, error, os.getuid())
+    self._hypertune = None
 
   def report(self, mean_return: float, env_frames: int) -> None:
-    self._hypertune.report_hyperparameter_tuning_metric(
-        hyperparameter_metric_tag=self._metric_id, metric_value=mean_return,
-        global_step=env_frames)
+    if self._hypertune is None:
+      return
+    try:
+      self._hypertune.report_hyperparameter_tuning_metric(
+          hyperparameter_metric_tag=self._metric_id, metric_value=mean_return,
+          global_step=env_frames)
+    except OSError as e:
+      self._unable(e)

@@ -97,6 +97,30 @@ def test_learner_image_has_tensorflow_and_runs_as_non_root(podman, seed_images):
   assert facts['tensorflow'].startswith('2.')
 
 
+# A tuning trial's report, as the learner makes it, where Vertex's tuning service has
+# trials write (cloudml-hypertune issue 6: /var/hypertune, not writable by uid 1000).
+HYPERTUNE_REPORT = """
+import json, os
+from seed.metrics import TuningReport
+TuningReport('episode_return').report(17.5, env_frames=123456)
+print(json.dumps({'uid': os.getuid(), 'lines': open(os.environ['CLOUD_ML_HP_METRIC_FILE']).read().splitlines()}))
+"""
+
+
+def test_the_learner_image_reports_a_tuning_metric_as_its_own_user(podman, seed_images):
+  result = podman.run_once(seed_images['learner'].tag, ['-c', HYPERTUNE_REPORT],
+                           entrypoint='python', env={
+                               'CLOUD_ML_HP_METRIC_FILE': '/var/hypertune/output.metrics',
+                               'CLOUD_ML_TRIAL_ID': '3'})
+  assert result.returncode == 0, result.stdout + result.stderr
+  facts = _last_json_line(result.stdout)
+  assert facts['uid'] == 1000
+  [line] = facts['lines']
+  report = json.loads(line)
+  assert (report['episode_return'], report['global_step'], report['trial']) == (
+      '17.5', '123456', '3')
+
+
 @pytest.mark.parametrize('image,flag', [('learner', '--checkpoint_interval_s'),
                                         ('actor', '--num_envs')])
 def test_entry_points_answer_help(podman, seed_images, image, flag):

@@ -132,3 +132,14 @@ def test_a_failed_sync_is_an_outage_not_an_error(tmp_path, monkeypatch, caplog):
     assert not log.sync()
   assert 'could not write episodes.csv' in caplog.text
   log.close()
+
+
+def test_a_tuning_report_it_cannot_write_is_logged_and_training_goes_on(monkeypatch, caplog):
+  # As uid 1000 under a root-owned /var/hypertune: the report must not end the learner
+  # (a restarted replica would meet the same error).
+  monkeypatch.setenv('CLOUD_ML_HP_METRIC_FILE', '/proc/seed-no-such/output.metrics')
+  with caplog.at_level(logging.ERROR):
+    report = metrics_lib.TuningReport('episode_return')
+    report.report(1.0, env_frames=10)  # nothing raises
+  assert 'cannot report episode_return to the tuning service' in caplog.text
+  assert 'training goes on' in caplog.text

@@ -4,6 +4,7 @@ each other and with the flags of seed-learner and seed-actor (their SEED_* varia
 
   python k8s/check.py k8s/overlays/cpu [k8s/overlays/gpu ...]
   kubectl kustomize k8s/overlays/cpu | python k8s/check.py -
+  python k8s/check.py --preview k8s/overlays/cpu    (the YAML, before any TLS file exists)
 
 A folder is rendered with `kubectl kustomize`; a file or `-` (stdin) is taken as
 rendered YAML. No cluster is needed. Exit 0 when every check passes, 1 with one line per
@@ -563,10 +564,38 @@ def _options(args: List[str]) -> Dict[str, str]:
   return options
 
 
+SECRET_FILES = ('ca.crt', 'tls.crt', 'tls.key', 'token')
+
+
+def preview(overlay: str) -> str:
+  """The overlay rendered as YAML with placeholder secret files, for a look before
+  scripts/make_certs.sh made the real ones (kustomize's secretGenerator needs files)."""
+  overlay = os.path.abspath(overlay)
+  root = os.path.dirname(os.path.dirname(overlay))  # k8s/overlays/NAME -> k8s
+  import shutil  # pylint: disable=g-import-not-at-top
+  with tempfile.TemporaryDirectory() as tmp:
+    copy = os.path.join(tmp, 'k8s')
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns('secrets', '__pycache__'))
+    secrets = os.path.join(copy, 'base', 'secrets')
+    os.makedirs(secrets)
+    for name in SECRET_FILES:
+      with open(os.path.join(secrets, name), 'w') as f:
+        f.write(f'PREVIEW PLACEHOLDER for {name}: make it with scripts/make_certs.sh\n')
+    return _kubectl(['kustomize', os.path.join(copy, os.path.relpath(overlay, root))], None)
+
+
 def main(argv: List[str]) -> int:
   if len(argv) < 2 or argv[1] in ('-h', '--help'):
     print(__doc__.strip(), file=sys.stderr)
     return 2
+  if argv[1] == '--preview':
+    try:
+      for source in argv[2:]:
+        print(preview(source), end='')
+    except (RenderError, OSError) as e:
+      print(f'cannot render the preview: {e}', file=sys.stderr)
+      return 2
+    return 0
   status = 0
   for source in argv[1:]:
     try:

@@ -495,3 +495,19 @@ def test_cpu_overlay_trains_catch_under_podman_kube_play(k8s_dir, certs, tmp_pat
   print(f'kube play: learner pod ran {learner_s:.0f} s from `kube play` to its exit')
   assert mean_return >= target, f'best mean return over {window} episodes: {mean_return}'
   assert frames <= max_frames
+
+
+def test_an_overlay_can_be_previewed_before_any_tls_file_exists(tmp_path):
+  # kubectl kustomize needs the secret files; --preview renders with placeholders.
+  root = tmp_path / 'k8s'
+  shutil.copytree(os.path.join(REPO, 'k8s'), root, ignore=shutil.ignore_patterns('secrets'))
+  assert subprocess.run(['kubectl', 'kustomize', str(root / 'overlays' / 'cpu')],
+                        capture_output=True).returncode != 0  # what a user met before
+  result = subprocess.run([sys.executable, str(root / 'check.py'), '--preview',
+                           str(root / 'overlays' / 'cpu')], capture_output=True, text=True,
+                          env=_env(), cwd=REPO, timeout=120)
+  assert result.returncode == 0, result.stderr
+  kinds = [line.split(': ')[1] for line in result.stdout.splitlines() if line.startswith('kind: ')]
+  assert sorted(kinds) == ['ConfigMap', 'Job', 'Job', 'NetworkPolicy', 'NetworkPolicy',
+                           'PersistentVolumeClaim', 'PodDisruptionBudget', 'Secret', 'Service']
+  assert not (root / 'base' / 'secrets').exists()  # nothing left behind in the tree

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.mark.parametrize('name', ['actor_deaths', 'learner_restart', 'preemption',
                                   'checkpoint_kills', 'hostile_input', 'bad_numbers',
-                                  'full_disk'])
+                                  'full_disk', 'network'])
 def test_scenario_at_its_ci_count(name, tmp_path):
   scenario = importlib.import_module(f'bench.faults.{name}')
   try:

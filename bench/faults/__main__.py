@@ -8,7 +8,7 @@ from bench.faults import outcome as outcome_lib
 
 # Scenario name -> module under bench.faults, in the order of docs/reliability.md.
 SCENARIOS = ('actor_deaths', 'learner_restart', 'preemption', 'checkpoint_kills',
-             'hostile_input', 'bad_numbers', 'full_disk', 'soak')
+             'hostile_input', 'bad_numbers', 'full_disk', 'network', 'soak')
 
 
 def main(argv=None) -> int:

@@ -84,9 +84,11 @@ class ToyRun:
     self.port = processes.wait_for_port(self.learner, self.logdir)
     return self.port
 
-  def start_actor(self, actor_id: int, num_envs: int) -> subprocess.Popen:
+  def start_actor(self, actor_id: int, num_envs: int,
+                  port: Optional[int] = None) -> subprocess.Popen:
+    """An actor dialing the learner, or `port` on localhost (a proxy in between)."""
     self.actors[actor_id] = processes.start_actor(
-        actor_id, num_envs, self.port, self._gin_flags + self._env_flags,
+        actor_id, num_envs, port or self.port, self._gin_flags + self._env_flags,
         log_path=os.path.join(self.logdir, 'logs', f'actor_{actor_id}.log'))
     return self.actors[actor_id]
 

@@ -71,14 +71,15 @@ def run(count: int, workdir: str, phase_s: float = 30.0, partition_s: float = 60
         phase('resets', count * RESET_GAP_S,
               during=lambda: resets.append(proxy.reset_some(0.05)) if len(resets) < count
               else None)
-        before, connections_before = _frames(run_), proxy.connections
+        connections_before = proxy.connections
         proxy.partition(partition_s)
         time.sleep(min(5.0, partition_s / 2))  # what was in flight when it began
         cut_off = _frames(run_)
         time.sleep(partition_s - min(5.0, partition_s / 2))
-        frames_during = _frames(run_) - cut_off
+        at_end = _frames(run_)
+        frames_during = at_end - cut_off
         ended = time.monotonic()
-        moving = watch.wait_until(lambda: _frames(run_) > before + 100 or None,
+        moving = watch.wait_until(lambda: _frames(run_) > at_end + 100 or None,
                                   'frames rising after the partition', RECOVERY_LIMIT_S,
                                   watched=[run_.learner])
         frames_back_s = time.monotonic() - ended

@@ -32,6 +32,9 @@ flags.DEFINE_integer('seed', 0, 'Base seed; env i of actor a uses seed + 1000·a
 flags.DEFINE_integer('max_steps', 0, 'Stop after this many steps of all k envs (0: never).')
 flags.DEFINE_string('stats_file', None, 'Write steps and round-trip latency percentiles '
                     'here (JSON) on exit.')
+flags.DEFINE_string('heartbeat_file', None, 'Touch this file every 10 s while the actor '
+                    'runs (stepping, or retrying a learner it lost); older than a minute, the '
+                    'actor hangs (an env step that never returns): a liveness probe\'s signal.')
 flags.DEFINE_string('tls_ca_file', None, 'PEM CA certificate: connect over TLS.')
 flags.DEFINE_string('auth_token_file', None, 'File with the learner\'s shared token (or put '
                     'the token itself in SEED_AUTH_TOKEN).')

@@ -471,6 +471,14 @@ def _check_actor(c: Checker, obj: dict, pod: dict, container: dict, service: Opt
           f'{name}:<a Service port reaching {grpc_port}>')
       c.error(where, f'SEED_SERVER_ADDRESS is {address!r}; expected {expected} (Service '
               f'{name}, the port that reaches the learner\'s gRPC port {grpc_port})')
+  heartbeat = settings.get('SEED_HEARTBEAT_FILE')
+  probe = container.get('livenessProbe', {})
+  if not isinstance(heartbeat, str) or not heartbeat.startswith('/'):
+    c.error(where, f'SEED_HEARTBEAT_FILE is {heartbeat!r}; expected a file under a writable '
+            'mount (e.g. /tmp/heartbeat) that the actor touches every 10 s')
+  elif heartbeat not in ' '.join(probe.get('exec', {}).get('command', [])):
+    c.error(where, f'no livenessProbe reads {heartbeat}; expected an exec probe failing when '
+            'it is older than a minute (a hung actor is otherwise never restarted)')
   parsed = _parse_address(address)
   return {'ca': _check_secret_file(c, where, pod, container, settings, 'SEED_TLS_CA_FILE'),
           'token': _check_token(c, where, pod, container, settings),

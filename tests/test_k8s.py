@@ -299,6 +299,9 @@ def replace(path, value):
     (patch('Job', 'seed-actor', replace('/spec/template/spec/containers/0/securityContext/'
                                         'readOnlyRootFilesystem', False)),
      "container actor: can write its image's files; expected readOnlyRootFilesystem: true"),
+    (patch('Job', 'seed-actor', {'op': 'remove',
+                                 'path': '/spec/template/spec/containers/0/livenessProbe'}),
+     'no livenessProbe reads /tmp/heartbeat; expected an exec probe'),
     (patch('Job', 'seed-learner', {'op': 'remove', 'path': '/spec/template/spec/'
                                    'automountServiceAccountToken'}),
      'Job seed-learner: mounts a service account token; expected '
@@ -306,7 +309,7 @@ def replace(path, value):
 ], ids=['actors-minus-1', 'actors-two', 'actors-uneven', 'actors-not-indexed', 'learners-2',
         'stopped-exit-0', 'tensorboard-not-sidecar', 'actor-port', 'actor-id', 'ca-path',
         'logdir', 'health-port', 'probe-kind', 'tensorboard-on-service', 'grace-too-short',
-        'no-seccomp', 'writable-root', 'api-token'])
+        'no-seccomp', 'writable-root', 'no-actor-liveness', 'api-token'])
 def test_check_names_what_is_wrong(k8s_dir, kustomization, message):
   result = run_check(write_overlay(k8s_dir, kustomization))
   assert result.returncode == 1, result.stdout + result.stderr

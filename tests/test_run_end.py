@@ -118,3 +118,34 @@ def test_shutdown_settings_out_of_range_are_refused(tmp_path, flag, message):
     with pytest.raises(RuntimeError, match='learner exited with 2'):
       run.start_learner()
     assert message in run.learner_log()
+
+
+def test_an_actor_keeps_its_heartbeat_fresh_while_it_retries_a_lost_learner(tmp_path):
+  # The Kubernetes liveness probe's signal: fresh while the actor runs (waiting for a
+  # learner is not hanging), touched from the actor's own event loop.
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  import socket  # pylint: disable=g-import-not-at-top
+  from tests.processes import REPO, _env  # pylint: disable=g-import-not-at-top
+  with socket.socket() as s:  # a port nobody listens on
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+  heartbeat = tmp_path / 'heartbeat'
+  actor = subprocess.Popen(
+      [sys.executable, '-m', 'seed.actors.main', '--actor_id=0', '--num_envs=2',
+       f'--server_address=localhost:{port}', '--env=Catch',
+       f'--gin_file={os.path.join(REPO, "gin/toy/vtrace.gin")}', f'--heartbeat_file={heartbeat}'],
+      env=_env(), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+  try:
+    deadline = time.monotonic() + 60
+    while not heartbeat.exists():
+      assert time.monotonic() < deadline and actor.poll() is None
+      time.sleep(0.2)
+    first = heartbeat.stat().st_mtime
+    time.sleep(12)  # past one beat (10 s), with nobody listening at that port
+    assert actor.poll() is None
+    assert heartbeat.stat().st_mtime > first
+  finally:
+    actor.send_signal(signal.SIGTERM)
+    output = actor.communicate(timeout=60)[0]
+  assert 'retrying' in output, output[-2000:]

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+import os
 import signal
 from typing import Optional, Sequence
 
@@ -37,6 +38,7 @@ class ActorFlags:
   seed: int
   max_steps: int
   stats_file: Optional[str]
+  heartbeat_file: Optional[str]
   tls_ca_file: Optional[str]
   auth_token_file: Optional[str]
 
@@ -45,6 +47,8 @@ def launch(flags: ActorFlags) -> int:
   """Runs an actor until it stops (max_steps, a signal, the learner ending the run); returns
   the process exit code."""
   try:  # A config mistake: say it in one line, no traceback, before any env starts.
+    if flags.heartbeat_file:
+      _touch(flags.heartbeat_file)  # Alive while the envs are made, too.
     flag_env.require(flags.server_address, 'server_address', "the learner's host:port")
     security.check_address(flags.server_address, '--server_address')
     if flags.actor_id < 0:
@@ -55,7 +59,7 @@ def launch(flags: ActorFlags) -> int:
     config.parse_gin(flags.gin_file, flags.gin_bindings, skip_unknown=True, env_name=flags.env)
     env_config = EnvConfig()
     envs = make_envs(env_config.make, flags.num_envs, flags.actor_id, flags.seed)
-  except (ValueError, FileNotFoundError, ImportError) as e:  # ImportError: an env's package.
+  except (ValueError, OSError, ImportError) as e:  # ImportError: an env's package.
     _log.error('actor %d: %s', flags.actor_id, e)
     return BAD_SETTINGS
   first_seed = flags.seed + 1000 * flags.actor_id
@@ -65,7 +69,7 @@ def launch(flags: ActorFlags) -> int:
                 num_splits=min(flags.num_splits, flags.num_envs), evaluation=flags.eval,
                 max_steps=flags.max_steps, credentials=credentials, auth_token=auth_token)
   try:
-    asyncio.run(_run(actor))
+    asyncio.run(_run(actor, flags.heartbeat_file))
   except LearnerRefused as e:
     what = ('the learner refused our auth token' if e.code == grpc.StatusCode.UNAUTHENTICATED
             else 'the learner refused us')
@@ -84,8 +88,33 @@ def launch(flags: ActorFlags) -> int:
   return 0
 
 
-async def _run(actor: Actor) -> None:
+async def _run(actor: Actor, heartbeat_file: Optional[str]) -> None:
   loop = asyncio.get_running_loop()
   for signum in (signal.SIGINT, signal.SIGTERM):
     loop.add_signal_handler(signum, actor.stop)
-  await actor.run()
+  beat = asyncio.ensure_future(_heartbeat(heartbeat_file)) if heartbeat_file else None
+  try:
+    await actor.run()
+  finally:
+    if beat is not None:
+      beat.cancel()
+
+
+HEARTBEAT_S = 10.0
+
+
+async def _heartbeat(path: str) -> None:
+  """Touches `path` every HEARTBEAT_S from the actor's own event loop: an env step that
+  never returns blocks the loop, and the file goes stale."""
+  while True:
+    try:
+      _touch(path)
+    except OSError as e:  # A full /tmp: the probe will say so.
+      _log.warning('could not touch the heartbeat file %s: %s', path, e)
+    await asyncio.sleep(HEARTBEAT_S)
+
+
+def _touch(path: str) -> None:
+  with open(path, 'a'):
+    pass
+  os.utime(path)

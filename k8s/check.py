@@ -17,6 +17,7 @@ import base64
 import json
 import os
 import posixpath
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -256,7 +257,7 @@ def _check_learner(c: Checker, obj: dict, pod: dict, container: dict) -> Dict[st
         c.error(where, f'spec.{field} is {value!r}; expected exactly 1 (one learner owns the '
                 'model and the run directory; scale the actors instead)')
   where = _where(obj, container)
-  if _is_sidecar(pod, container) or container not in pod.get('containers', []):
+  if container not in pod.get('containers', []):
     c.error(where, 'runs the learner as an init container; expected it among containers')
   settings = c.settings(container)
   _check_grace_period(c, where, pod, settings.get('SEED_SHUTDOWN_LIMIT_S', '20'))
@@ -580,7 +581,6 @@ def preview(overlay: str) -> str:
   scripts/make_certs.sh made the real ones (kustomize's secretGenerator needs files)."""
   overlay = os.path.abspath(overlay)
   root = os.path.dirname(os.path.dirname(overlay))  # k8s/overlays/NAME -> k8s
-  import shutil  # pylint: disable=g-import-not-at-top
   with tempfile.TemporaryDirectory() as tmp:
     copy = os.path.join(tmp, 'k8s')
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns('secrets', '__pycache__'))

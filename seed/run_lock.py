@@ -6,7 +6,8 @@ episodes. The owner rewrites the lock's heartbeat every HEARTBEAT_S (or a quarte
 `stale_s`, if less); another learner
 takes the directory only when the holder is gone:
   * no lock, or a heartbeat older than `stale_s` (the holder died without a word);
-  * the same job (CLOUD_ML_JOB_ID, SLURM_JOB_ID): a restart of this job's learner;
+  * the same job (`seed.cluster.run_paths.job_id`: CLOUD_ML_JOB_ID, SLURM_JOB_ID): a
+    restart of this job's learner;
   * the same host and the holder's process is gone.
 Otherwise it waits up to `stale_s` for the holder's heartbeat to stop (a learner
 restarted on another machine finds its dead predecessor's lock still fresh) and then
@@ -20,6 +21,10 @@ import socket
 import threading
 import time
 from typing import Callable, Mapping, Optional
+
+import psutil
+
+from seed.cluster import run_paths
 
 LOCK_FILE = 'learner.lock'
 HEARTBEAT_S = 30.0
@@ -47,15 +52,6 @@ class Owner:
             f'{max(0.0, now - self.heartbeat):.0f} s ago')
 
 
-def job_id(environ: Mapping[str, str]) -> str:
-  """The platform's id of this job, the same for every restart within it."""
-  if environ.get('CLOUD_ML_JOB_ID'):
-    return f'vertex-{environ["CLOUD_ML_JOB_ID"]}'
-  if environ.get('SLURM_JOB_ID'):
-    return f'slurm-{environ["SLURM_JOB_ID"]}'
-  return ''
-
-
 def read(logdir: str) -> Optional[Owner]:
   """The lock's owner; None without a lock (or an unreadable one, left half-written)."""
   try:
@@ -66,13 +62,13 @@ def read(logdir: str) -> Optional[Owner]:
 
 
 def _alive(pid: int) -> bool:
+  """Whether process `pid` runs on this host (a zombie, exited but not reaped, does not)."""
   try:
-    os.kill(pid, 0)
-  except ProcessLookupError:
+    return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+  except psutil.NoSuchProcess:
     return False
-  except PermissionError:
+  except psutil.AccessDenied:
     return True
-  return True
 
 
 class RunLock:
@@ -91,7 +87,8 @@ class RunLock:
     self.heartbeat_s = min(HEARTBEAT_S, stale_s / 4)
     self._on_lost = on_lost
     now = time.time()
-    self.me = Owner(host=socket.gethostname(), pid=os.getpid(), job=job_id(environ),
+    self.me = Owner(host=socket.gethostname(), pid=os.getpid(),
+                    job=run_paths.job_id(None, environ) or '',
                     started=now, heartbeat=now)
     self._stop = threading.Event()
     self._thread: Optional[threading.Thread] = None

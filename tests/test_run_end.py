@@ -4,13 +4,15 @@ run directory (a Kubernetes restart, a Slurm requeue) exits 0 at once."""
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
 from seed import run_status
-from tests.processes import Run
-from tests.server_harness import LockstepClient, ServerHarness, hello, step
+from tests.processes import REPO, Run, _env
+from tests.server_harness import LockstepClient, ServerHarness, free_port, hello, step
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -123,13 +125,7 @@ def test_shutdown_settings_out_of_range_are_refused(tmp_path, flag, message):
 def test_an_actor_keeps_its_heartbeat_fresh_while_it_retries_a_lost_learner(tmp_path):
   # The Kubernetes liveness probe's signal: fresh while the actor runs (waiting for a
   # learner is not hanging), touched from the actor's own event loop.
-  import subprocess  # pylint: disable=g-import-not-at-top
-  import sys  # pylint: disable=g-import-not-at-top
-  import socket  # pylint: disable=g-import-not-at-top
-  from tests.processes import REPO, _env  # pylint: disable=g-import-not-at-top
-  with socket.socket() as s:  # a port nobody listens on
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
+  port = free_port()  # nobody listens there
   heartbeat = tmp_path / 'heartbeat'
   actor = subprocess.Popen(
       [sys.executable, '-m', 'seed.actors.main', '--actor_id=0', '--num_envs=2',

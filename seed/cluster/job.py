@@ -32,6 +32,7 @@ from absl import app
 from absl import flags
 
 from seed import flag_env, security
+from seed.actor import launch as actor_launch
 from seed.cluster import roles, run_paths, tls_bootstrap
 
 FLAGS = flags.FLAGS
@@ -122,16 +123,6 @@ def _gin_literal(value: str) -> str:
     return repr(value)
 
 
-def job_id(explicit: Optional[str], environ: Mapping[str, str]) -> Optional[str]:
-  if explicit:
-    return explicit
-  if environ.get('CLOUD_ML_JOB_ID'):
-    return environ['CLOUD_ML_JOB_ID']
-  if environ.get('SLURM_JOB_ID'):
-    return 'slurm-' + environ['SLURM_JOB_ID']
-  return None
-
-
 def wants_tls(tls: str, role: roles.Role) -> bool:
   return tls == 'always' or (tls == 'auto' and not security.is_loopback(role.learner_address))
 
@@ -206,7 +197,7 @@ def main(argv: Sequence[str]) -> None:
     processes = ([role] if role.kind == roles.LEARNER else
                  [dataclasses.replace(role, actor_id=role.actor_id * FLAGS.actors_per_replica + i)
                   for i in range(FLAGS.actors_per_replica)])
-    job = job_id(FLAGS.job_id, environ)
+    job = run_paths.job_id(FLAGS.job_id, environ)
     commands = [build_command(process, environ, run_dir=run_dir, listen_host=FLAGS.listen_host,
                               summary_dir=summary_dir, tls=FLAGS.tls, job=job,
                               bootstrap_timeout_s=FLAGS.bootstrap_timeout_s,
@@ -232,7 +223,6 @@ def main(argv: Sequence[str]) -> None:
 # Seconds before the n-th start again of an actor that failed; a run of a minute resets it.
 RESTART_DELAYS_S = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 _HEALTHY_S = 60.0
-BAD_SETTINGS = 2  # An actor that refuses its settings fails the same way each start.
 
 
 def supervise_actors(commands: Sequence[Sequence[str]], actor_ids: Sequence[int],
@@ -273,7 +263,8 @@ def supervise_actors(commands: Sequence[Sequence[str]], actor_ids: Sequence[int]
         continue
       del children[i]
       code = code if code >= 0 else 128 - code  # killed by signal N: 128 + N, as a shell says
-      if stopping or code in (0, BAD_SETTINGS):
+      # An actor that refuses its settings (BAD_SETTINGS) fails the same way each start.
+      if stopping or code in (0, actor_launch.BAD_SETTINGS):
         codes[i] = code
         continue
       if now - started_at[i] > _HEALTHY_S:

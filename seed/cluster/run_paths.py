@@ -35,6 +35,18 @@ def run_dir(explicit: Optional[str], environ: Mapping[str, str]) -> str:
                    'Vertex AI job with a base output directory (AIP_CHECKPOINT_DIR)')
 
 
+def job_id(explicit: Optional[str], environ: Mapping[str, str]) -> Optional[str]:
+  """The job's id, the same in every replica and restart of it: --job_id, else Vertex's
+  CLOUD_ML_JOB_ID, else slurm-$SLURM_JOB_ID; None outside a cluster job."""
+  if explicit:
+    return explicit
+  if environ.get('CLOUD_ML_JOB_ID'):
+    return environ['CLOUD_ML_JOB_ID']
+  if environ.get('SLURM_JOB_ID'):
+    return 'slurm-' + environ['SLURM_JOB_ID']
+  return None
+
+
 def summary_dir(explicit: Optional[str], environ: Mapping[str, str]) -> Optional[str]:
   """--summary_dir, else Vertex's AIP_TENSORBOARD_LOG_DIR; None: the run directory."""
   chosen = explicit or environ.get('AIP_TENSORBOARD_LOG_DIR')

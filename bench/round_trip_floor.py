@@ -114,7 +114,7 @@ def learner_python(agent, envs_per_step, calls: int, repeats: int):
   """Median over `repeats` of the mean ms per Step of each part, for each Step size."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   from seed import protocol  # pylint: disable=g-import-not-at-top
-  from seed.counters import Counters  # pylint: disable=g-import-not-at-top
+  from seed.learner.counters import Counters  # pylint: disable=g-import-not-at-top
   from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
   from seed.inference.env_state import EnvTable  # pylint: disable=g-import-not-at-top
   from seed.inference import step_processor  # pylint: disable=g-import-not-at-top

@@ -116,7 +116,7 @@ def main(argv):
   del argv
   malloc_tuning.keep_large_buffers()
   logging.getLogger().setLevel(logging.INFO)
-  from seed import learner_launch  # pylint: disable=g-import-not-at-top
+  from seed.learner import launch as learner_launch  # pylint: disable=g-import-not-at-top
   flags_given = learner_launch.LearnerFlags(**{
       field.name: getattr(FLAGS, field.name)
       for field in dataclasses.fields(learner_launch.LearnerFlags)})

@@ -1,5 +1,4 @@
 """Gin parsing, and the run's configuration written into (and read back from) its directory."""
-import importlib
 import os
 import re
 from typing import Dict, Iterable, List, Optional, Sequence
@@ -63,15 +62,6 @@ def parse_gin(gin_files: Sequence[str], gin_bindings: Sequence[str],
   if env_name:
     bindings.append(f'EnvConfig.name = {env_name!r}')
   gin.parse_config_files_and_bindings(list(gin_files), bindings, skip_unknown=skip_unknown)
-
-
-def register_learner_configurables(agent: str) -> None:
-  """Imports what the learner binds in gin (its runtime and `agent`'s config), so another
-  process (seed.evaluate, seed.experiments) parses a config as strictly as the learner
-  does. Imports TensorFlow. Raises ValueError for an unknown agent, naming the known ones."""
-  from seed import agents  # pylint: disable=g-import-not-at-top
-  importlib.import_module('seed.learner_runtime')
-  agents.agent_class(agent)
 
 
 def read_saved_flags(logdir: str, bool_names: Iterable[str] = ()) -> Dict[str, List[str]]:

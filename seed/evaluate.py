@@ -91,7 +91,8 @@ def evaluate(args: argparse.Namespace) -> int:
   """Loads, plays and reports (imports TensorFlow); raises ValueError or VideoUnavailable."""
   from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
   from seed.evaluation import report  # pylint: disable=g-import-not-at-top
-  config.register_learner_configurables(args.agent)
+  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
+  learner_runtime.register_configurables(args.agent)
   with gin.unlock_config():  # A config parsed before in this process (tests) goes.
     gin.clear_config()
     config.parse_gin(args.gin_file, args.gin_bindings, env_name=args.env)
@@ -133,13 +134,14 @@ def _restore_agent(args: argparse.Namespace, env, num_envs: int):
   # pylint: disable=g-import-not-at-top
   import numpy as np
   import tensorflow as tf
-  from seed import agents, checkpoint_match
-  from seed.counters import Counters
+  from seed import agents
+  from seed.learner import checkpoint_match
+  from seed.learner.counters import Counters
   from seed.envs import env_spec
   # pylint: enable=g-import-not-at-top
   agent = agents.agent_class(args.agent)(env_spec=env_spec(env))
   agent.warm_up([num_envs])  # Every variable, the optimizer's too, exists before reading.
-  # The learner's checkpoint layout (seed.checkpoint.Checkpointer): counters beside the items.
+  # The learner's checkpoint layout (seed.learner.checkpoint.Checkpointer): counters beside the items.
   counter_values = tf.Variable(np.zeros(len(Counters.NAMES), np.int64), trainable=False)
   checkpoint = tf.train.Checkpoint(counters=counter_values, **agent.checkpoint_items())
   prefix = (checkpoint_match.resolve(args.checkpoint, '--checkpoint') if args.checkpoint

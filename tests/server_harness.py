@@ -9,7 +9,7 @@ import numpy as np
 
 from seed import protocol
 from seed import types
-from seed.counters import Counters
+from seed.learner.counters import Counters
 from seed.envs.spec import EnvSpec
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from seed.checkpoint import Checkpointer, CheckpointReadError
+from seed.learner.checkpoint import Checkpointer, CheckpointReadError
 from tests.test_checkpoint_full_disk import make_state
 
 pytestmark = pytest.mark.timeout(120)

@@ -11,8 +11,8 @@ import tensorflow as tf
 
 from bench.faults import full_disk
 from bench.faults.outcome import Unavailable
-from seed.checkpoint import Checkpointer, CheckpointWriteError
-from seed.counters import Counters
+from seed.learner.checkpoint import Checkpointer, CheckpointWriteError
+from seed.learner.counters import Counters
 from seed.replay.replay_input import ReplayInput
 from tests.test_replay import sequence
 

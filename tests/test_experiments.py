@@ -93,7 +93,8 @@ def saved_run(run_dir, entropy_cost, return_window):
 def entropy_cost_and_seed(resolved):
   """What a learner parsing the resolved gin would use."""
   import gin  # pylint: disable=g-import-not-at-top
-  config.register_learner_configurables('vtrace')
+  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
+  learner_runtime.register_configurables('vtrace')
   with gin.unlock_config():
     gin.clear_config()
     config.parse_gin(resolved.gin_files, resolved.gin_bindings)
@@ -220,7 +221,7 @@ def test_runner_resumes_an_unfinished_run_and_skips_a_finished_one(tmp_path):
 
 
 def test_a_run_is_finished_for_budgets_up_to_the_one_it_reached(tmp_path):
-  from seed import run_status  # pylint: disable=g-import-not-at-top
+  from seed.learner import run_status  # pylint: disable=g-import-not-at-top
   counters = {'env_frames': 5000, 'env_steps': 5000, 'episodes': 9, 'learner_steps': 3}
   assert not run_status.mark_if_finished(str(tmp_path), counters, max_env_frames=6000)
   assert not run_status.mark_if_finished(str(tmp_path), counters, max_env_frames=0)

@@ -5,7 +5,8 @@ import os
 import gin
 import pytest
 
-from seed import agents, config, learner_runtime
+from seed import agents, config
+from seed.learner import runtime as learner_runtime
 from seed.envs import EnvConfig
 from seed.replay.fresh_then_replay import FreshThenReplay
 from seed.replay.replay_input import ReplayInput

@@ -2,8 +2,8 @@
 import psutil
 import pytest
 
-from seed.counters import Counters
-from seed.metrics import Metrics
+from seed.learner.counters import Counters
+from seed.learner.metrics import Metrics
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -72,8 +72,8 @@ def test_seeds_come_from_run_directories_or_from_one_multi_seed_learner(tmp_path
 
 
 def test_a_multi_seed_learner_logs_each_seed_at_its_own_frames(tmp_path):
-  from seed import metrics as metrics_lib  # pylint: disable=g-import-not-at-top
-  from seed.counters import Counters  # pylint: disable=g-import-not-at-top
+  from seed.learner import metrics as metrics_lib  # pylint: disable=g-import-not-at-top
+  from seed.learner.counters import Counters  # pylint: disable=g-import-not-at-top
   counters = Counters()
   metrics = metrics_lib.Metrics(str(tmp_path), counters, num_seeds=2)
   for i in range(4):  # Two envs, one per seed, stepping together: 100 frames each.

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from seed import run_status
+from seed.learner import run_status
 from tests.processes import REPO, Run, _env
 from tests.server_harness import LockstepClient, ServerHarness, free_port, hello, step
 

@@ -9,9 +9,9 @@ import pytest
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
 from bench.faults import full_disk
-from seed import metrics as metrics_lib
-from seed.counters import Counters
-from seed.run_files import AppendOnlyCsv
+from seed.learner import metrics as metrics_lib
+from seed.learner.counters import Counters
+from seed.learner.run_files import AppendOnlyCsv
 from tests.test_checkpoint_full_disk import small_tmpfs
 
 pytestmark = pytest.mark.timeout(120)
@@ -46,7 +46,7 @@ def test_a_full_disk_drops_lines_whole_and_logs_the_outage_once(caplog):
     log = AppendOnlyCsv(path, ('n', 'text'))
     assert log.write_line('0,before')
     filler = full_disk.fill_disk(disk)
-    with caplog.at_level(logging.WARNING, logger='seed.run_files'):
+    with caplog.at_level(logging.WARNING, logger='seed.learner.run_files'):
       # Long lines, so that some of them would only partly fit.
       written = [log.write_line(f'{i},{"x" * (700 + 37 * i)}') for i in range(1, 200)]
       os.remove(filler)
@@ -81,7 +81,7 @@ def test_metrics_on_a_full_disk_go_on_and_write_again_once_there_is_room(caplog,
 
     ticks(100, first_frames=1)
     filler = full_disk.fill_disk(disk)
-    with caplog.at_level(logging.WARNING, logger='seed.run_files'):
+    with caplog.at_level(logging.WARNING, logger='seed.learner.run_files'):
       ticks(2_000, first_frames=1_000)  # nothing raises
       os.remove(filler)
       ticks(100, first_frames=1_000_000)
@@ -105,7 +105,7 @@ def test_each_checkpoint_makes_the_csv_files_durable(tmp_path, monkeypatch):
   # On Cloud Storage FUSE a file's lines reach the bucket at fsync or close; a learner
   # preempted after hours would otherwise leave no episodes.csv there.
   from types import SimpleNamespace  # pylint: disable=g-import-not-at-top
-  from seed.learner_runtime import Learner  # pylint: disable=g-import-not-at-top
+  from seed.learner.runtime import Learner  # pylint: disable=g-import-not-at-top
   synced = []
   monkeypatch.setattr(os, 'fsync', lambda fd: synced.append(
       os.path.basename(os.readlink(f'/proc/self/fd/{fd}'))))
@@ -128,7 +128,7 @@ def test_a_failed_sync_is_an_outage_not_an_error(tmp_path, monkeypatch, caplog):
   def no_room(fd):
     raise OSError(28, 'No space left on device')
   monkeypatch.setattr(os, 'fsync', no_room)
-  with caplog.at_level(logging.WARNING, logger='seed.run_files'):
+  with caplog.at_level(logging.WARNING, logger='seed.learner.run_files'):
     assert not log.sync()
   assert 'could not write episodes.csv' in caplog.text
   log.close()

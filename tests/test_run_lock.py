@@ -1,4 +1,4 @@
-"""One learner per run directory (seed/run_lock.py): a second learner on a directory a
+"""One learner per run directory (learner/run_lock.py): a second learner on a directory a
 live one holds waits for its heartbeat to stop, then refuses naming the holder; a dead
 holder's lock (stale, or its process gone on this host, or a restart within the same
 job) is taken over."""
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from seed import run_lock
+from seed.learner import run_lock
 from tests.processes import Run
 
 pytestmark = pytest.mark.timeout(240)

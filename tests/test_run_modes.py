@@ -173,11 +173,12 @@ def write_untrained_run(logdir, agent_name, gin_file):
   # pylint: disable=g-import-not-at-top
   import gin
   from seed import agents, config
-  from seed.checkpoint import Checkpointer, checkpoint_dir
-  from seed.counters import Counters
+  from seed.learner.checkpoint import Checkpointer, checkpoint_dir
+  from seed.learner.counters import Counters
   from seed.envs import EnvConfig, env_spec
   # pylint: enable=g-import-not-at-top
-  config.register_learner_configurables(agent_name)
+  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
+  learner_runtime.register_configurables(agent_name)
   with gin.unlock_config():
     gin.clear_config()
     config.parse_gin([os.path.join(REPO, gin_file)], [])

@@ -106,7 +106,7 @@ def test_num_seeds_below_one_is_refused():
 
 
 def test_num_seeds_flag_binds_the_agents_config_or_is_refused():
-  from seed import learner_launch  # pylint: disable=g-import-not-at-top
+  from seed.learner import launch as learner_launch  # pylint: disable=g-import-not-at-top
   assert learner_launch._num_seeds_bindings('sr_sac', 1) == []
   assert learner_launch._num_seeds_bindings('ddpg', 4) == ['DDPGConfig.num_seeds = 4']
   with pytest.raises(ValueError, match=r"--num_seeds=2: agent 'vtrace' trains one seed per "
@@ -139,7 +139,7 @@ def test_a_replay_per_seed_fed_by_env_and_sampled_seed_by_seed(tmp_path):
 
 def test_seed_flag_binds_the_agents_config_seed():
   # Before the user's bindings in launch(): a binding of <Config>.seed wins over --seed.
-  from seed import learner_launch  # pylint: disable=g-import-not-at-top
+  from seed.learner import launch as learner_launch  # pylint: disable=g-import-not-at-top
   assert learner_launch._seed_bindings('vtrace', 7) == ['VTraceConfig.seed = 7']
   assert learner_launch._seed_bindings('sr_sac', 0) == ['SACConfig.seed = 0']
   with pytest.raises(ValueError, match=r'--seed=-1; expected an int >= 0'):

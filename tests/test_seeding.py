@@ -47,7 +47,7 @@ def test_same_seed_same_losses_step_for_step_and_another_seed_differs(tmp_path):
 
 
 def test_lockstep_needs_the_queue_alone():
-  from seed import learner_runtime  # pylint: disable=g-import-not-at-top
+  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
   mixture = ('[{"kind": "queue", "capacity": 1, "sample_ratio": 0.5}, '
              '{"kind": "uniform", "capacity": 100, "sample_ratio": 0.5}]')
   options = learner_runtime.LearnerOptions(logdir='unused', lockstep=True,

@@ -3,7 +3,7 @@ import numpy as np
 
 from seed.agents.vtrace.agent import VTraceAgent
 from seed.agents.vtrace.config import VTraceConfig
-from seed.counters import Counters
+from seed.learner.counters import Counters
 from seed.envs.spec import EnvSpec
 from seed.inference.env_state import EnvTable
 from seed.inference.step_processor import StepProcessor, StepRequest

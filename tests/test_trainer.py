@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from seed import types
-from seed.checkpoint import CheckpointWriteError
-from seed.counters import Counters
-from seed.trainer import NonFiniteTraining, Trainer
+from seed.learner.checkpoint import CheckpointWriteError
+from seed.learner.counters import Counters
+from seed.learner.trainer import NonFiniteTraining, Trainer
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -137,7 +137,7 @@ def test_each_train_step_runs_at_the_annealed_learning_rate():
 
 def test_the_learners_fraction_falls_with_the_frames_played_and_needs_a_budget():
   from types import SimpleNamespace  # pylint: disable=g-import-not-at-top
-  from seed import learner_runtime  # pylint: disable=g-import-not-at-top
+  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
   counters = Counters()
   learner = SimpleNamespace(counters=counters, options=learner_runtime.LearnerOptions(
       logdir='unused', max_env_frames=1000, anneal_learning_rate=True))

@@ -3,7 +3,7 @@
 Expectation (the issue): zero unreadable checkpoints, and a restart always
 resumes from the newest complete one.
 
-The unit is the real seed.checkpoint.Checkpointer with what a learner gives it:
+The unit is the real seed.learner.checkpoint.Checkpointer with what a learner gives it:
 a Keras model and its Adam optimizer with built slots (about 10 MB, so a save
 takes tens of milliseconds), Counters, and a ReplayInput of a few hundred
 R2D2-like unrolls (tests.test_replay.sequence). Every save's contents are a
@@ -55,7 +55,7 @@ import numpy as np
 
 from bench.faults.outcome import Outcome, Stopwatch
 from bench.processes import REPO, child_env
-from seed.counters import Counters
+from seed.learner.counters import Counters
 from seed.replay.replay_input import ReplayInput
 from tests import test_replay
 
@@ -77,7 +77,7 @@ _INDEX_PATHS = re.compile(r'^all_model_checkpoint_paths: "(?:.*/)?ckpt-(\d+)"$',
 
 
 # ------------------------------------------------------------- in a life
-# TensorFlow (with Keras and seed.checkpoint) is imported in the zygote only:
+# TensorFlow (with Keras and seed.learner.checkpoint) is imported in the zygote only:
 # the parent never loads it.
 
 
@@ -204,7 +204,7 @@ def _check_listed(directory: str, num_variables: int) -> Tuple[List[str], int, i
 
 def _live(directory: str, max_saves: int, out: int) -> None:
   """One learner life: check, restore and check, then save up to `max_saves` times."""
-  from seed.checkpoint import Checkpointer  # pylint: disable=g-import-not-at-top
+  from seed.learner.checkpoint import Checkpointer  # pylint: disable=g-import-not-at-top
   _say(out, f'started {os.getpid()}')
   learner = _Learner()
   problems, listed, surplus_unread = _check_listed(directory, len(learner.variables))
@@ -237,7 +237,7 @@ def _serve(directory: str) -> None:
   """The zygote: imports once, then forks a life per 'life <max_saves>' line on stdin."""
   import tensorflow  # pylint: disable=g-import-not-at-top,unused-import
   import keras  # pylint: disable=g-import-not-at-top,unused-import
-  import seed.checkpoint  # pylint: disable=g-import-not-at-top,unused-import
+  import seed.learner.checkpoint  # pylint: disable=g-import-not-at-top,unused-import
   out = sys.stdout.fileno()
   _say(out, 'ready')
   for line in sys.stdin:

@@ -112,11 +112,11 @@ def _prefill_main(logdir: str, agent_name: str, gin_file: str) -> None:
   """Runs in its own process: a learner's directory with a full replay and a checkpoint."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   from seed import agents, config  # pylint: disable=g-import-not-at-top
-  from seed.counters import Counters  # pylint: disable=g-import-not-at-top
+  from seed.learner.counters import Counters  # pylint: disable=g-import-not-at-top
   from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
   from seed.inference.env_state import EnvTable  # pylint: disable=g-import-not-at-top
   from seed.inference import step_processor  # pylint: disable=g-import-not-at-top
-  from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
+  from seed.learner.runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
   from seed.replay.replay_input import ReplayInput  # pylint: disable=g-import-not-at-top
   agents.agent_class(agent_name)
   config.parse_gin([gin_file], [])

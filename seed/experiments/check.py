@@ -18,7 +18,8 @@ _GIN_ERRORS = (ValueError, SyntaxError, tokenize.TokenError, TypeError)
 def check(name: str, resolved: Resolved) -> None:
   """Raises ValueError naming the experiment, what gin or a config refuses, and what it
   accepts; leaves gin's bindings cleared."""
-  config.register_learner_configurables(resolved.agent)
+  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
+  learner_runtime.register_configurables(resolved.agent)
   # Unlocked: a learner's parse (parse_gin) finalizes gin's config; here it is parsed
   # once per experiment, piece by piece.
   with gin.unlock_config():

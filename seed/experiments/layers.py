@@ -35,7 +35,7 @@ _NOT_EXPERIMENT_FLAGS = frozenset({
 
 
 def _learner_flag_types() -> Dict[str, type]:
-  from seed import learner_launch  # pylint: disable=g-import-not-at-top
+  from seed.learner import launch as learner_launch  # pylint: disable=g-import-not-at-top
   return {field.name: field.type for field in dataclasses.fields(learner_launch.LearnerFlags)}
 
 

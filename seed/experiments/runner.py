@@ -8,7 +8,8 @@ import os
 import subprocess
 from typing import List, Optional
 
-from seed import local_processes, run_status
+from seed import local_processes
+from seed.learner import run_status
 from seed.experiments.layers import Resolved
 
 # How often the runner looks at its processes while a run trains.

@@ -8,8 +8,8 @@ from typing import Any, Dict
 
 import tensorflow as tf
 
-from seed import checkpoint_match
-from seed.counters import Counters
+from seed.learner import checkpoint_match
+from seed.learner.counters import Counters
 
 _log = logging.getLogger(__name__)
 

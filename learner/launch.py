@@ -8,7 +8,8 @@ import logging
 import os
 from typing import List, Optional, Sequence
 
-from seed import agents, config, run_lock, run_status, security
+from seed import agents, config, security
+from seed.learner import run_lock, run_status
 from seed.inference.server import StreamLimits
 from seed.replay import mixture_spec
 
@@ -170,8 +171,8 @@ def _build_and_run(flags: LearnerFlags, flags_text: str, auth_token, credentials
   # Must happen before TensorFlow runs anything (agent modules may, at import).
   tf.config.threading.set_intra_op_parallelism_threads(flags.tf_intra_op_threads)
   tf.config.threading.set_inter_op_parallelism_threads(flags.tf_inter_op_threads)
-  from seed.checkpoint import CheckpointReadError  # pylint: disable=g-import-not-at-top
-  from seed.learner_runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
+  from seed.learner.checkpoint import CheckpointReadError  # pylint: disable=g-import-not-at-top
+  from seed.learner.runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
   try:
     agents.agent_class(flags.agent)  # Registers the agent's configurables before parsing.
     # --seed before the user's bindings: a binding of <Config>.seed wins over it.

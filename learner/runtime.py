@@ -13,8 +13,6 @@ import grpc
 
 from seed import agents
 from seed import security
-from seed.checkpoint import Checkpointer, checkpoint_dir
-from seed.counters import Counters
 from seed.envs import EnvConfig
 from seed.evaluation.periodic import PeriodicEvaluation
 from seed.inference.batcher import Batcher
@@ -22,16 +20,26 @@ from seed.inference.env_state import EnvTable
 from seed.inference.health import Health, start_health_server
 from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.inference.step_processor import StepProcessor
-from seed.metrics import Metrics, TuningReport
+from seed.learner.checkpoint import Checkpointer, checkpoint_dir
+from seed.learner.counters import Counters
+from seed.learner.metrics import Metrics, TuningReport
+from seed.learner.trainer import Trainer
 from seed.replay import mixture_spec
 from seed.replay.fresh_then_replay import FreshThenReplay
 from seed.replay.lockstep import LockstepInput
 from seed.replay.mixture import ReplayMixture
 from seed.replay.prefetch import PrefetchingInput
 from seed.replay.replay_input import ReplayInput
-from seed.trainer import Trainer
 
 _log = logging.getLogger(__name__)
+
+
+def register_configurables(agent: str) -> None:
+  """Registers what the learner binds in gin (this module's options, by being imported,
+  and `agent`'s config), so another process (seed.evaluate, seed.experiments) parses a
+  config as strictly as the learner does. Raises ValueError for an unknown agent,
+  naming the known ones."""
+  agents.agent_class(agent)
 
 
 @dataclasses.dataclass

@@ -23,8 +23,8 @@ import numpy as np
 import psutil
 import tensorflow as tf
 
-from seed import run_files
-from seed.counters import Counters
+from seed.learner import run_files
+from seed.learner.counters import Counters
 
 _log = logging.getLogger('seed.progress')
 

@@ -4,7 +4,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from seed.checkpoint import CheckpointWriteError
+from seed.learner.checkpoint import CheckpointWriteError
 
 _log = logging.getLogger(__name__)
 

@@ -3,13 +3,13 @@ events), written so that a full disk costs records, never the run.
 
 A record that cannot be written (no space, a quota, an I/O error) is dropped
 and the outage is logged once, with what was lost when it ends; training and
-the actors' streams go on. Checkpoints are handled apart (`seed/checkpoint.py`).
+the actors' streams go on. Checkpoints are handled apart (`learner/checkpoint.py`).
 """
 import logging
 import os
 from typing import Sequence
 
-_log = logging.getLogger('seed.run_files')
+_log = logging.getLogger('seed.learner.run_files')
 
 
 class Outage:

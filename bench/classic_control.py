@@ -11,7 +11,7 @@ episodes (1,000 for Blackjack's short, noisy hands) reaches its target, set well
 what a uniformly random policy gets (measured here on as many episodes, seeds 0, 1,
 ...). Prints a Markdown table for docs/learning.md
 and writes one JSON line per task to --out. Never part of CI (about 30 minutes);
-tests/test_learning.py runs the two quickest tasks.
+tests/learning/test_learning.py runs the two quickest tasks.
 """
 import argparse
 import json

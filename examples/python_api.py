@@ -1,6 +1,6 @@
 """seed from Python, notebook style: each `# %%` cell runs as a notebook cell would.
 
-  python examples/python_api.py          (tests/test_api.py runs it as it is)
+  python examples/python_api.py          (tests/system/test_api.py runs it as it is)
 
 Trains V-trace on Catch for 8,000 frames with a learner and 2 actor processes, shows
 the progress while it trains, then evaluates the final checkpoint.

@@ -64,10 +64,19 @@ FIRST_MODULES = {'test_containers', 'test_k8s', 'test_slurm'}
 LAST_MODULES = {'test_football_real'}
 
 
+TIERS = ('unit', 'integration', 'system', 'learning', 'cluster')
+
+
 def pytest_collection_modifyitems(items):
   def module(item):
     return item.module.__name__.rpartition('.')[2]
 
+  # Each test carries its tier's marker (pytest.ini), from the folder it lives in:
+  # `-m unit`, `-m "not cluster"`.
+  for item in items:
+    tier = item.module.__name__.split('.')[1]
+    if tier in TIERS:
+      item.add_marker(tier)
   items.sort(key=lambda item: (module(item) not in FIRST_MODULES, module(item) in LAST_MODULES))
 
 

@@ -1,7 +1,7 @@
 """Fixed batches for every agent, and the logs their first train step gave before issue 12.
 
 `python -m tests.train_step_golden` records tests/data/train_step_golden.json; the test
-(tests/test_train_step_golden.py) recomputes the logs with today's code and compares
+(tests/unit/test_train_step_golden.py) recomputes the logs with today's code and compares
 them to 1e-6. The batches are built from one seeded NumPy generator per case, so they
 do not depend on the code under test; only `make_agent` and `case_sample` adapt them to
 the agents' API (the recording used the pre-issue-12 dict batches at 84551c4).

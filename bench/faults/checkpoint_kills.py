@@ -6,7 +6,7 @@ resumes from the newest complete one.
 The unit is the real seed.learner.checkpoint.Checkpointer with what a learner gives it:
 a Keras model and its Adam optimizer with built slots (about 10 MB, so a save
 takes tens of milliseconds), Counters, and a ReplayInput of a few hundred
-R2D2-like unrolls (tests.test_replay.sequence). Every save's contents are a
+R2D2-like unrolls (tests.unit.test_replay.sequence). Every save's contents are a
 function of its number n: each variable filled with n, counters n * (1, 2, 3, 4),
 and the replay holding unrolls _inserts(n) - _CAPACITY ... _inserts(n) - 1.
 
@@ -57,7 +57,7 @@ from bench.faults.outcome import Outcome, Stopwatch
 from bench.processes import REPO, child_env
 from seed.learner.counters import Counters
 from seed.replay.replay_input import ReplayInput
-from tests import test_replay
+from tests.unit import test_replay
 
 CI_COUNT = 50
 FULL_COUNT = 1000

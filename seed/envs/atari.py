@@ -27,7 +27,7 @@ from gymnasium import wrappers as gym_wrappers
 from seed.envs import wrappers
 
 # The action repeat. SEED once shipped 1 here by mistake and Pong stopped
-# learning; tests/test_envs.py checks one step advances exactly this many
+# learning; tests/integration/test_envs.py checks one step advances exactly this many
 # emulator frames.
 FRAME_SKIP = 4
 SCREEN_SIZE = 84

@@ -1,0 +1,285 @@
+"""slurm/: Catch trained through slurm/submit.sh on a real one-node Slurm cluster.
+
+The cluster (munged, slurmctld, slurmd from Debian's packages) is started by
+tests/slurm_cluster.py for each test and stopped with every job and process it ran,
+also when the test fails; the cluster tests skip with the reason where it cannot
+start (not root, packages missing). What submit.sh refuses is checked without a
+cluster, against a stand-in sbatch that records whether it was called.
+"""
+import ast
+import ipaddress
+import os
+import re
+import socket
+import subprocess
+import time
+from typing import Dict, List, Optional
+
+import pytest
+
+from tests import podman as podman_harness
+from tests import slurm_cluster
+from tests.processes import REPO
+from tests.server_harness import free_port
+from tests.learning_runs import first_solved
+
+pytestmark = pytest.mark.xdist_group(podman_harness.SHARED_MACHINE_GROUP)
+
+SUBMIT = os.path.join(REPO, 'slurm', 'submit.sh')
+CATCH = ['toy', 'vtrace', '2', '4', '--env=Catch', '--target_return=0.9',
+         '--return_window=100', '--max_env_frames=300000', '--progress_interval_s=1']
+_UNAVAILABLE = slurm_cluster.unavailable_reason()
+needs_slurm = pytest.mark.skipif(_UNAVAILABLE is not None, reason=str(_UNAVAILABLE))
+
+
+@pytest.fixture
+def cluster():
+  for root in slurm_cluster.SlurmCluster.remove_stale():
+    print(f'slurm: removed {root}, left by a test run that was killed')
+  # Installed but failing to start is a failure, not a skip.
+  with slurm_cluster.SlurmCluster() as started:
+    yield started
+
+
+class Job:
+  """A job submitted with slurm/submit.sh, and the files it writes in its run directory."""
+
+  def __init__(self, cluster: slurm_cluster.SlurmCluster, run_dir: str, arguments: List[str],
+               env: Optional[Dict[str, str]] = None):
+    self.cluster = cluster
+    self.run_dir = run_dir
+    # A free port, not the default one from the job id: test clusters of runs side by
+    # side all number their jobs from 1.
+    port = free_port()
+    done = subprocess.run([SUBMIT, *arguments, f'--run_dir={run_dir}', f'--port={port}'], cwd=REPO,
+                          env=cluster.env(env), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    self.id = done.stdout.strip()
+    assert self.id.isdigit(), done.stdout + done.stderr
+
+  def text(self, name: str) -> str:
+    try:
+      with open(os.path.join(self.run_dir, 'logs', name), errors='replace') as f:
+        return f.read()
+    except FileNotFoundError:
+      return ''
+
+  @property
+  def output(self) -> str:
+    return self.text(f'slurm-{self.id}.out')
+
+  @property
+  def learner_log(self) -> str:
+    return self.text('learner.log')
+
+  def describe(self) -> str:
+    """Everything a failure message needs."""
+    actors = ''.join(f'--- actor_{i}.log\n{self.text(f"actor_{i}.log")[-2000:]}\n' for i in (0, 1))
+    return (f'job {self.id}: {self.cluster.job(self.id)}\n--- slurm-{self.id}.out\n'
+            f'{self.output[-3000:]}\n--- learner.log\n{self.learner_log[-5000:]}\n{actors}'
+            f'{self.cluster.daemon_logs(15)}')
+
+  def wait_for(self, pattern: str, timeout_s: float, since: int = 0) -> re.Match:
+    """The first match of `pattern` in the learner's log after offset `since`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+      match = re.compile(pattern, re.M).search(self.learner_log, since)
+      if match:
+        return match
+      state = self.cluster.job_state(self.id)
+      assert state not in slurm_cluster.FINISHED, f'ended {state} first\n{self.describe()}'
+      assert time.monotonic() < deadline, f'no {pattern!r} in {timeout_s} s\n{self.describe()}'
+      time.sleep(0.5)
+
+  def wait_for_frames(self, more_than: int, since: int, timeout_s: float) -> re.Match:
+    """The first progress line after `since` with more than `more_than` env frames and
+    some learner steps."""
+    while True:
+      progress = self.wait_for(r'frames ([\d,]+) \| .* learner [1-9]\d* steps', timeout_s, since)
+      if _frames(progress) > more_than:
+        return progress
+      since = progress.end()
+
+  def wait_state(self, states, timeout_s: float) -> str:
+    try:
+      return self.cluster.wait_state(self.id, states, timeout_s)
+    except (RuntimeError, TimeoutError) as e:
+      raise AssertionError(f'{e}\n{self.describe()}') from None
+
+  def started_at(self, restart: int) -> float:
+    """The epoch time the batch script began its run number `restart`."""
+    match = re.search(rf'job {self.id} \(restart {restart}\) started at ([0-9.]+)', self.output)
+    assert match, self.describe()
+    return float(match.group(1))
+
+
+def _frames(progress: re.Match) -> int:
+  return int(progress.group(1).replace(',', ''))
+
+
+def tls_on_one_node(cluster) -> Dict[str, str]:
+  """TLS forced on one node, as across nodes: actors dial the node's name, with a
+  certificate for it. The learner listens on what that name resolves to here, which
+  must be a loopback address: tests never listen on the machine's other interfaces."""
+  address = socket.gethostbyname(cluster.node)
+  if not ipaddress.ip_address(address).is_loopback:
+    pytest.skip(f'node name {cluster.node} resolves to {address}, not a loopback address: '
+                'the test would have to listen beyond loopback')
+  return {'SEED_TLS': 'always', 'SEED_LISTEN_HOST': address}
+
+
+@needs_slurm
+@pytest.mark.timeout(480)
+def test_catch_reaches_its_target_over_tls_and_completes(cluster, tmp_path):
+  # --mem: the cluster counts memory, as most do; each step must not hold all of it.
+  tls = tls_on_one_node(cluster)
+  job = Job(cluster, str(tmp_path / 'run'), CATCH + ['--sbatch=--mem=3000'], env=tls)
+  job.wait_state({'RUNNING'}, timeout_s=60)
+  job.wait_for(r'reached target 0\.9', timeout_s=400)
+  reached = time.time()
+  assert job.wait_state({'COMPLETED'}, timeout_s=120) == 'COMPLETED'
+  start_to_target_s = reached - job.started_at(0)
+
+  assert os.path.exists(tmp_path / 'run' / 'ckpt' / 'checkpoint'), job.describe()
+  ready = tmp_path / 'run' / 'tls' / f'slurm-{job.id}-{cluster.node}' / 'ready'
+  assert ready.exists(), job.describe()
+  assert re.search(rf'--server_address={re.escape(tls["SEED_LISTEN_HOST"])}:\d+.*--tls_cert_file=',
+                   job.learner_log)
+  for actor_id in (0, 1):
+    actor_log = job.text(f'actor_{actor_id}.log')
+    assert f'--server_address={cluster.node}:' in actor_log, actor_log
+    assert '--tls_ca_file=' in actor_log and 'connected to learner' in actor_log, actor_log
+  with open(tmp_path / 'run' / 'episodes.csv') as f:
+    episodes = [(int(row.split(',')[0]), float(row.split(',')[1])) for row in list(f)[1:]]
+  frames, mean_return = first_solved(episodes, 0.9, 100, label='Catch on Slurm')
+  assert mean_return >= 0.9
+  print(f'Slurm job {job.id}: Catch from job start to a mean return of 0.9 over 100 episodes '
+        f'in {start_to_target_s:.0f} s ({frames} frames; learner + 2 actors x 4 envs, TLS)')
+
+
+@needs_slurm
+@pytest.mark.timeout(600)
+def test_requeued_job_resumes_from_the_learners_checkpoint(cluster, tmp_path):
+  # One node, no SEED_TLS: the learner on localhost in plaintext.
+  job = Job(cluster, str(tmp_path / 'run'), CATCH)
+  resumed_at, resumed_frames = 0, 0
+  checkpoints = []
+  # First what the time limit sends (--signal=B:USR1@S): the batch script stops the
+  # learner and requeues the job itself. Then what preemption or an operator does.
+  for restart, interrupt in ((1, ['scancel', '--batch', '--signal=USR1', job.id]),
+                             (2, ['scontrol', 'requeue', job.id])):
+    served = job.wait_for_frames(more_than=resumed_frames, since=resumed_at, timeout_s=240)
+    cluster.run(*interrupt)
+    written = job.wait_for(r'received SIGTERM: checkpointing and stopping(?:.|\n)*?'
+                           r'checkpoint written: (\S+)', timeout_s=60, since=served.end())
+    checkpoints.append(written.group(1))
+    _requeued(cluster, job, restart)
+    resumed = job.wait_for(r'resumed from (\S+): (\{.*\})', timeout_s=120, since=written.end())
+    assert resumed.group(1) == checkpoints[-1]
+    # Counters continue from the checkpoint, not from 0.
+    resumed_frames = ast.literal_eval(resumed.group(2))['env_frames']
+    assert resumed_frames >= _frames(served), job.describe()
+    print(f'run {restart}: {resumed.group(0)}')
+    resumed_at = resumed.end()
+  assert 'requeueing job' in job.output, job.describe()
+  job.wait_for(r'reached target 0\.9', timeout_s=400, since=resumed_at)
+  assert job.wait_state({'COMPLETED'}, timeout_s=120) == 'COMPLETED'
+  assert job.cluster.job(job.id)['Restarts'] == '2'
+
+
+@needs_slurm
+@pytest.mark.timeout(900)
+def test_catch_from_the_images_under_podman(cluster, podman, seed_images, tmp_path):
+  # --runtime=podman: each task runs seed-job in the learner or actor image (built
+  # from docker/ once a session) on the host's network, the run directory mounted.
+  job = Job(cluster, str(tmp_path / 'run'),
+            CATCH + ['--runtime=podman', f'--learner_image={seed_images["learner"].tag}',
+                     f'--actor_image={seed_images["actor"].tag}'],
+            env={**tls_on_one_node(cluster), **{name: podman.env[name] for name in
+                                          ('CONTAINERS_CONF', 'CONTAINERS_STORAGE_CONF')}})
+  job.wait_for(r'reached target 0\.9', timeout_s=500)
+  reached = time.time()
+  assert job.wait_state({'COMPLETED'}, timeout_s=120) == 'COMPLETED'
+  assert '/opt/seed-venv/bin/python' in job.learner_log, job.describe()  # the image's
+  assert os.path.exists(tmp_path / 'run' / 'ckpt' / 'checkpoint'), job.describe()
+  for actor_id in (0, 1):
+    assert '--tls_ca_file=' in job.text(f'actor_{actor_id}.log'), job.describe()
+  print(f'Slurm job {job.id} from the images: Catch from job start to the target in '
+        f'{reached - job.started_at(0):.0f} s')
+
+
+def _requeued(cluster, job: Job, restart: int) -> None:
+  """Waits until the job has been requeued and runs again (Slurm holds a requeued job
+  back for cred_expire seconds: 5 on the test cluster, 120 by default)."""
+  deadline = time.monotonic() + 90
+  while cluster.job(job.id).get('Restarts') != str(restart):
+    assert time.monotonic() < deadline, f'not requeued\n{job.describe()}'
+    time.sleep(0.5)
+  job.wait_state({'RUNNING'}, timeout_s=90)
+
+
+# --- what submit.sh refuses, with nothing submitted -------------------------------
+
+@pytest.fixture
+def stand_in_sbatch(tmp_path):
+  """A PATH whose sbatch only records that it was called."""
+  bin_dir = tmp_path / 'bin'
+  bin_dir.mkdir()
+  called = tmp_path / 'sbatch-called'
+  (bin_dir / 'sbatch').write_text(f'#!/bin/sh\necho "$@" > {called}\necho 12345\n')
+  (bin_dir / 'sbatch').chmod(0o755)
+  env = dict(os.environ, PATH=f'{bin_dir}:{os.environ["PATH"]}')
+  return env, called
+
+
+@pytest.mark.parametrize('arguments, message', [
+    (['pong', 'vtrace', '2', '4'], "unknown env 'pong'; valid envs: atari classic dmc dmlab football mujoco toy"),
+    (['toy', 'impala', '2', '4'], "unknown agent 'impala' for env 'toy'; valid agents: acer acer_continuous ddpg ppo"),
+    (['toy', 'vtrace', '0', '4'], "NUM_ACTORS must be a positive integer, got '0'"),
+    (['toy', 'vtrace', '2', 'four'], "ENVS_PER_ACTOR must be a positive integer, got 'four'"),
+    (['toy', 'vtrace', '2', '4', '--nodes=0'], "--nodes must be a positive integer, got '0'"),
+    (['toy', 'vtrace', '2', '4', '--nodes', '4'],
+     '--nodes=4 is more than the 3 tasks (learner + 2 actors) to place'),
+    (['toy', 'vtrace', '2', '4', '--cpus_per_task=x'],
+     "--cpus_per_task must be a positive integer, got 'x'"),
+    (['toy', 'vtrace', '2', '4', '--port=70000'], "--port must be 1-65535, got '70000'"),
+    (['toy', 'vtrace', '2', '4', '--runtime=docker'],
+     "unknown --runtime 'docker'; accepted: venv, podman, apptainer"),
+    (['toy', 'vtrace', '2', '4', '--runtime=podman'],
+     '--runtime=podman needs --learner_image and --actor_image'),
+    (['toy', 'vtrace', '2', '4', '--target_retrun=0.9'], 'unknown flag --target_retrun'),
+    (['toy', 'vtrace', '2', '4', '--logdir=/tmp/x'],
+     '--logdir is not for slurm/submit.sh: the run directory is --run_dir'),
+    (['toy', 'vtrace', '2', '4', '--tls_cert_file=a.crt'], 'seed-job makes the job'),
+    (['toy', 'vtrace', '2', '4', '--target_return'], '--target_return needs a value'),
+    (['toy', 'vtrace', '2'], 'usage: slurm/submit.sh ENV AGENT NUM_ACTORS ENVS_PER_ACTOR'),
+])
+def test_submit_refuses_bad_input_and_submits_nothing(stand_in_sbatch, arguments, message):
+  env, called = stand_in_sbatch
+  done = subprocess.run([SUBMIT, *arguments], cwd=REPO, env=env, capture_output=True, text=True,
+                        timeout=300)
+  assert done.returncode == 2, done.stdout + done.stderr
+  assert message in done.stderr
+  assert not called.exists()
+
+
+def test_dry_run_prints_the_job_and_submits_nothing(stand_in_sbatch, tmp_path):
+  env, called = stand_in_sbatch
+  done = subprocess.run(
+      [SUBMIT, 'toy', 'vtrace', '3', '4', '--nodes', '2', f'--run_dir={tmp_path}/run',
+       '--env=Catch', '--gin_bindings=a.b=1', '--gin_bindings=c.d=2', '--notrain',
+       '--time=1:00:00', '--sbatch=--partition=cpu', '--dry_run'],
+      cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+  assert done.returncode == 0, done.stderr
+  assert not called.exists()
+  lines = done.stdout.splitlines()
+  assert lines[:-1] == [
+      'SEED_AGENT=vtrace', 'SEED_ENV=Catch', "SEED_GIN_BINDINGS=$'a.b=1\\nc.d=2'",
+      'SEED_GIN_FILE=gin/toy/vtrace.gin', 'SEED_NUM_ENVS=4', f'SEED_RUN_DIR={tmp_path}/run',
+      'SEED_TRAIN=false']
+  assert lines[-1].split() == [
+      'sbatch', '--parsable', '--export=ALL', '--job-name=seed-toy-vtrace', '--nodes=2',
+      '--ntasks=4', '--cpus-per-task=1', f'--output={tmp_path}/run/logs/slurm-%j.out',
+      '--open-mode=append', '--requeue', '--signal=B:USR1@300', '--time=1:00:00',
+      '--partition=cpu', f'{REPO}/slurm/train.sbatch', f'--repo={REPO}', '--num_actors=3',
+      '--runtime=venv']

@@ -1,0 +1,46 @@
+"""Secrets and large local folders stay out of git and out of image build contexts."""
+import fnmatch
+import os
+import subprocess
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SECRETS = ['certs/ca.key', 'certs/tls.key', 'certs/token', 'certs-learner/tls.key',
+           'certs-actor/token', 'k8s/base/secrets/token']
+LARGE = ['.venv-football/bin/python', '.venv/bin/python', 'runs/atari_vtrace/ckpt/ckpt-1.index']
+
+
+@pytest.mark.parametrize('path', SECRETS + LARGE)
+def test_git_ignores_it(path):
+  if not os.path.isdir(os.path.join(REPO, '.git')):
+    pytest.skip('not a git checkout')
+  result = subprocess.run(['git', 'check-ignore', '--no-index', '-q', path], cwd=REPO)
+  assert result.returncode == 0, f'{path} is not ignored by .gitignore'
+
+
+def _docker_ignored(path: str, patterns) -> bool:
+  """Docker's rule for these plain patterns: a pattern excludes a path it matches or a
+  folder above it."""
+  parts = path.split('/')
+  prefixes = ['/'.join(parts[:i]) for i in range(1, len(parts) + 1)]
+  return any(fnmatch.fnmatch(prefix, pattern.rstrip('/'))
+             for pattern in patterns for prefix in prefixes)
+
+
+@pytest.mark.parametrize('path', SECRETS + LARGE)
+def test_image_build_contexts_leave_it_out(path):
+  with open(os.path.join(REPO, '.dockerignore')) as f:
+    patterns = [line.strip() for line in f if line.strip() and not line.startswith('#')]
+  assert _docker_ignored(path, patterns), f'{path} would be sent to the image build'
+
+
+def test_the_readme_names_every_learner_flag():
+  # The flags table is how a user finds an option; one added without a row is hidden.
+  from gcp import repo_source  # pylint: disable=g-import-not-at-top
+  readme = open(os.path.join(REPO, 'README.md')).read()
+  flags = repo_source._defined_flags(os.path.join(REPO, 'learner', 'main.py'))  # pylint: disable=protected-access
+  missing = [name for name in flags
+             if not any(form in readme for form in (f'`--{name}`', f'`--{name},', f'`--no{name}`',
+                                                    f', `--{name}`'))]
+  assert not missing, f'README.md has no row for: {", ".join("--" + m for m in missing)}'

@@ -2,19 +2,19 @@
 
 The submitter runs with the standard library only (no absl, no gin, no TensorFlow),
 yet a typo in a flag or a gin binding should stop it before a job costs anything.
-So it reads the flag definitions and the gin configurables from the source files
-the images are built from, and stays in step with them without a copied list.
+So it reads the flags from seed/settings.py (standard library only, loaded from its
+file) and the gin configurables from the source files the images are built from, and
+stays in step with them without a copied list.
 Where the source is not there (gcp/ copied elsewhere), nothing is checked.
 """
 import ast
 import dataclasses
+import importlib.util
 import os
-import re
 from typing import Dict, Optional, Set
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_DEFINE = re.compile(r"flags\.DEFINE_(\w+)\(\s*'(\w+)'")
-# Flag kinds as the submitter checks a value: absl's DEFINE_<kind>.
+# Flag kinds as the submitter checks a value: absl's DEFINE_<kind> (seed.settings.KINDS).
 BOOL_KINDS = ('bool', 'boolean')
 INT_KINDS = ('integer',)
 FLOAT_KINDS = ('float',)
@@ -27,17 +27,15 @@ class Flags:
   job: Dict[str, str]       # seed-job's own flags: a sweep parameter must not shadow one
 
 
-def _defined_flags(path: str) -> Dict[str, str]:
-  with open(path, encoding='utf-8') as f:
-    return {name: kind for kind, name in _DEFINE.findall(f.read())}
-
-
 def read_flags(root: str = REPO_ROOT) -> Optional[Flags]:
-  paths = [os.path.join(root, *p) for p in (('learner', 'main.py'), ('actors', 'main.py'),
-                                             ('seed', 'cluster', 'job.py'))]
-  if not all(os.path.isfile(p) for p in paths):
+  path = os.path.join(root, 'seed', 'settings.py')
+  if not os.path.isfile(path):
     return None
-  return Flags(*(_defined_flags(p) for p in paths))
+  spec = importlib.util.spec_from_file_location('seed_settings_of_checkout', path)
+  settings = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(settings)
+  return Flags(*({setting.name: setting.kind for setting in schema}
+                 for schema in (settings.LEARNER, settings.ACTOR, settings.JOB)))
 
 
 def _is_configurable(decorator: ast.expr) -> bool:

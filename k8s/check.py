@@ -24,6 +24,7 @@ import tempfile
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from seed import security  # The programs' own address rules.
+from seed import settings as seed_settings  # Every option of each program, declared once.
 
 JOB_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 BAD_SETTINGS = 2  # The exit code of a learner or actor that refuses its settings.
@@ -244,6 +245,21 @@ def _check_hardening(c: Checker, obj: dict, pod: dict) -> None:
               'emptyDir mounted there')
 
 
+def _check_known_settings(c: 'Checker', where: str, container: dict, program: str,
+                          schema) -> None:
+  """A SEED_* variable in the container's env, or a --flag=value argument, that is no
+  setting of its program: absl would ignore the variable, and refuse the flag at start."""
+  known = {seed_settings.variable_name(s.name) for s in schema} | {security.TOKEN_VARIABLE}
+  named = [var['name'] for var in container.get('env', [])]
+  named += ['SEED_' + arg[2:].split('=', 1)[0].upper()
+            for arg in (container.get('command') or [])[1:] + (container.get('args') or [])
+            if arg.startswith('--') and '=' in arg]
+  for name in named:
+    if name.startswith(seed_settings.PREFIX) and name not in known:
+      c.error(where, f'sets {name}, which is no setting of {program} (python -m '
+              f'seed.settings --list lists them; SEED_<NAME> sets --<name>)')
+
+
 def _check_learner(c: Checker, obj: dict, pod: dict, container: dict) -> Dict[str, object]:
   """Checks the learner workload; returns its ports, run directory and secrets."""
   where = f'{obj["kind"]} {obj["metadata"]["name"]}'
@@ -260,6 +276,7 @@ def _check_learner(c: Checker, obj: dict, pod: dict, container: dict) -> Dict[st
   if container not in pod.get('containers', []):
     c.error(where, 'runs the learner as an init container; expected it among containers')
   settings = c.settings(container)
+  _check_known_settings(c, where, container, 'seed-learner', seed_settings.LEARNER)
   _check_grace_period(c, where, pod, settings.get('SEED_SHUTDOWN_LIMIT_S', '20'))
   stopped = settings.get('SEED_STOPPED_EXIT_CODE', '0')
   if obj['kind'] == 'Job' and not (isinstance(stopped, str) and stopped.isdigit() and
@@ -453,6 +470,7 @@ def _check_actor(c: Checker, obj: dict, pod: dict, container: dict, service: Opt
               'expected them equal (every actor runs at once, until the run ends)')
   where = _where(obj, container)
   settings = c.settings(container)
+  _check_known_settings(c, where, container, 'seed-actor', seed_settings.ACTOR)
   actor_id = settings.get('SEED_ACTOR_ID')
   if actor_id != ('fieldRef', JOB_INDEX) and not (
       _replicas(count) == 1 and isinstance(actor_id, str) and actor_id.isdigit()):

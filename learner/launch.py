@@ -6,9 +6,9 @@
 import dataclasses
 import logging
 import os
-from typing import List, Optional, Sequence
+from typing import List
 
-from seed import agents, config, security
+from seed import agents, config, security, settings
 from seed.learner import run_lock, run_status
 from seed.inference.server import StreamLimits
 from seed.replay import mixture_spec
@@ -17,71 +17,20 @@ _log = logging.getLogger(__name__)
 
 # Exit code of a start refused for a settings mistake (said in one line, no traceback).
 BAD_SETTINGS = 2
-# --init_counters: env frames and learner steps from 0, or from the checkpoint's.
-INIT_COUNTERS = ('restart', 'continue')
 
 
-@dataclasses.dataclass(frozen=True)
-class LearnerFlags:
-  """The learner's flag values, named as the flags are (see learner/main.py for each)."""
-  logdir: Optional[str]
-  summary_dir: Optional[str]
-  hypertune_metric: Optional[str]
-  agent: str
-  env: Optional[str]
-  gin_file: Sequence[str]
-  gin_bindings: Sequence[str]
-  server_address: str
-  health_port: int
-  inference_batch_size: int
-  max_wait_ms: float
-  checkpoint_interval_s: float
-  progress_interval_s: float
-  max_env_frames: int
-  target_return: Optional[float]
-  stopped_exit_code: int
-  run_lock_stale_s: float
-  shutdown_limit_s: float
-  return_window: int
-  max_message_mb: int
-  max_envs_per_actor: int
-  max_actor_streams: int
-  hello_timeout_s: float
-  stream_idle_timeout_s: float
-  max_abs_input: float
-  max_nonfinite_steps: int
-  lockstep: bool
-  anneal_learning_rate: bool
-  log_train_steps: bool
-  eval_interval_s: float
-  eval_episodes: int
-  eval_video: bool
-  seed: int
-  num_seeds: int
-  tf_intra_op_threads: int
-  tf_inter_op_threads: int
-  train: bool
-  checkpoint_replay: bool
-  replay_parameters: Optional[str]
-  init_checkpoint: Optional[str]
-  init_counters: str
-  tls_cert_file: Optional[str]
-  tls_key_file: Optional[str]
-  auth_token_file: Optional[str]
+# The learner's flag values, named as the flags are (seed.settings.LEARNER has each).
+LearnerFlags = settings.values_class('LearnerFlags', settings.LEARNER)
 
 
 def _seed_bindings(agent: str, seed: int) -> List[str]:
   """--seed as a binding of the agent's config seed (network init, its sampling and
-  exploration streams); ValueError for a negative one."""
-  if not isinstance(seed, int) or seed < 0:
-    raise ValueError(f'--seed={seed}; expected an int >= 0')
+  exploration streams)."""
   return [f'{agents.CONFIG_CLASSES[agent]}.seed = {seed}']
 
 
 def _num_seeds_bindings(agent: str, num_seeds: int) -> List[str]:
   """--num_seeds as a binding of the agent's config; ValueError where it cannot be."""
-  if not isinstance(num_seeds, int) or num_seeds < 1:
-    raise ValueError(f'--num_seeds={num_seeds}; expected an int >= 1')
   if num_seeds == 1:
     return []
   if agent not in agents.MULTI_SEED_AGENTS:
@@ -96,15 +45,11 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   Settings and files are checked before TensorFlow loads and before anything
   listens. `flags_text` (absl's flags_into_string) is saved into the run directory.
   """
-  from seed import flag_env  # pylint: disable=g-import-not-at-top
   try:
-    flag_env.require(flags.logdir, 'logdir', 'the run directory')
+    settings.check(settings.LEARNER, flags)
     auth_token = security.read_token(flags.auth_token_file)
     credentials = security.server_credentials(flags.tls_cert_file, flags.tls_key_file)
     security.check_listen_address(flags.server_address, flags.tls_cert_file, auth_token)
-    if not 0 <= flags.health_port < 65536:
-      raise ValueError(f'--health_port={flags.health_port}; expected a port 1-65535, or 0 '
-                       'for none')
     limits = StreamLimits(
         max_envs_per_actor=flags.max_envs_per_actor or flags.inference_batch_size,
         max_actor_streams=flags.max_actor_streams, hello_timeout_s=flags.hello_timeout_s,
@@ -112,28 +57,14 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
     limits.check(flags.inference_batch_size)
     if flags.replay_parameters:
       mixture_spec.parse_json(flags.replay_parameters)  # Its shares are checked once built.
-    if flags.eval_interval_s < 0 or flags.eval_episodes < 1:
-      raise ValueError(f'--eval_interval_s={flags.eval_interval_s}, --eval_episodes='
-                       f'{flags.eval_episodes}; expected >= 0 (0: no evaluation) and >= 1')
     if flags.eval_video and flags.eval_interval_s > 0:
       from seed.evaluation import video  # pylint: disable=g-import-not-at-top
       try:
         video.check_available()
       except video.VideoUnavailable as e:
         raise ValueError(f'--eval_video: {e}') from e
-    if not flags.run_lock_stale_s > 0:
-      raise ValueError(f'--run_lock_stale_s={flags.run_lock_stale_s}; expected seconds > 0')
-    if not flags.shutdown_limit_s > 0:
-      raise ValueError(f'--shutdown_limit_s={flags.shutdown_limit_s}; expected seconds > 0')
-    if not 0 <= flags.stopped_exit_code <= 255:
-      raise ValueError(f'--stopped_exit_code={flags.stopped_exit_code}; expected 0-255')
-    if flags.max_nonfinite_steps < 1:
-      raise ValueError(f'--max_nonfinite_steps={flags.max_nonfinite_steps}; expected at least 1')
     seed_bindings = _seed_bindings(flags.agent, flags.seed)
     num_seeds_bindings = _num_seeds_bindings(flags.agent, flags.num_seeds)
-    if flags.init_counters not in INIT_COUNTERS:
-      raise ValueError(f'--init_counters={flags.init_counters!r}; expected one of '
-                       f'{", ".join(INIT_COUNTERS)}')
   except ValueError as e:
     _log.error('%s', e)
     return BAD_SETTINGS
@@ -183,22 +114,8 @@ def _build_and_run(flags: LearnerFlags, flags_text: str, auth_token, credentials
     return BAD_SETTINGS
   try:
     learner = Learner(LearnerOptions(
-        logdir=flags.logdir, summary_dir=flags.summary_dir,
-        hypertune_metric=flags.hypertune_metric, agent=flags.agent,
-        server_address=flags.server_address, health_port=flags.health_port,
-        inference_batch_size=flags.inference_batch_size, max_wait_ms=flags.max_wait_ms,
-        checkpoint_interval_s=flags.checkpoint_interval_s,
-        progress_interval_s=flags.progress_interval_s, max_env_frames=flags.max_env_frames,
-        target_return=flags.target_return, return_window=flags.return_window,
-        shutdown_limit_s=flags.shutdown_limit_s,
-        max_message_bytes=flags.max_message_mb << 20, limits=limits, auth_token=auth_token,
-        credentials=credentials, seed=flags.seed, train=flags.train,
-        checkpoint_replay=flags.checkpoint_replay, replay_parameters=flags.replay_parameters,
-        init_checkpoint=flags.init_checkpoint, init_counters=flags.init_counters,
-        max_nonfinite_steps=flags.max_nonfinite_steps, lockstep=flags.lockstep,
-        anneal_learning_rate=flags.anneal_learning_rate,
-        log_train_steps=flags.log_train_steps, eval_interval_s=flags.eval_interval_s,
-        eval_episodes=flags.eval_episodes, eval_video=flags.eval_video))
+        **dataclasses.asdict(flags), limits=limits, auth_token=auth_token,
+        credentials=credentials))
   except CheckpointReadError as e:
     _log.error('%s', e)
     return 1

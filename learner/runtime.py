@@ -1,6 +1,5 @@
 """Wires a learner together: env probe, agent, server, batcher, trainer, checkpoints."""
 import asyncio
-import dataclasses
 import logging
 import os
 import signal
@@ -12,7 +11,7 @@ import gin
 import grpc
 
 from seed import agents
-from seed import security
+from seed import security, settings
 from seed.envs import EnvConfig
 from seed.evaluation.periodic import PeriodicEvaluation
 from seed.inference.batcher import Batcher
@@ -42,40 +41,13 @@ def register_configurables(agent: str) -> None:
   agents.agent_class(agent)
 
 
-@dataclasses.dataclass
-class LearnerOptions:
-  """Process-level facts (from absl flags)."""
-  logdir: str
-  summary_dir: Optional[str] = None  # TensorBoard's; None: logdir
-  hypertune_metric: Optional[str] = None  # report the mean return under this id (Vertex AI)
-  agent: str = 'vtrace'
-  server_address: str = 'localhost:8686'
-  health_port: int = 0              # plaintext grpc.health.v1 on the server's host (0: none)
-  inference_batch_size: int = 64
-  max_wait_ms: float = 5.0
-  checkpoint_interval_s: float = 300.0
-  progress_interval_s: float = 5.0
-  max_env_frames: int = 0           # stop once this many frames were played (0: never)
-  target_return: Optional[float] = None  # stop once the recent mean return reaches it
-  return_window: int = 20
-  shutdown_limit_s: float = 20.0    # longest the last checkpoint and closing may take
-  max_message_bytes: int = 16 << 20
-  limits: StreamLimits = StreamLimits()
-  replay_parameters: Optional[str] = None  # JSON replay mixture; None: ReplayMixtureConfig's
-  auth_token: Optional[str] = None
-  credentials: Optional[grpc.ServerCredentials] = None
-  seed: int = 0
-  train: bool = True                # False: serve inference only, drop unrolls (benchmarks)
-  checkpoint_replay: bool = True    # save replay contents with each checkpoint
-  init_checkpoint: Optional[str] = None  # a run without a checkpoint starts from this one
-  init_counters: str = 'restart'    # or 'continue' the init checkpoint's counters
-  max_nonfinite_steps: int = 100    # stop after this many NaN/Inf train steps in a row
-  lockstep: bool = False            # acting waits for each batch's train step (reproducible)
-  anneal_learning_rate: bool = False  # step sizes fall linearly to 0 at max_env_frames
-  log_train_steps: bool = False     # every train step's logs to train_steps.csv
-  eval_interval_s: float = 0.0      # evaluate a checkpoint this often (0: never)
-  eval_episodes: int = 5
-  eval_video: bool = False
+# What a learner runs with: every learner setting (seed.settings.LEARNER), as its flags
+# give them, and what the launch made of them: the stream limits, the actors' token and
+# the server's TLS credentials.
+LearnerOptions = settings.values_class('LearnerOptions', settings.LEARNER, extra=(
+    ('limits', StreamLimits, StreamLimits()),
+    ('auth_token', Optional[str], None),
+    ('credentials', Optional[grpc.ServerCredentials], None)))
 
 
 class Learner:
@@ -238,7 +210,7 @@ class Learner:
     health = Health()
     batcher.start()
     server, self.port = await start_server(service, self.options.server_address,
-                                           self.options.max_message_bytes,
+                                           self.options.max_message_mb << 20,
                                            self.options.credentials, extra_services=(health,))
     servers = [server]
     if self.options.health_port:

@@ -6,16 +6,38 @@ Multi-value flags (--gin_file, --gin_bindings) take one value per line.
 """
 import os
 import sys
-from typing import Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence
 
 from absl import app
 from absl import flags
 
-PREFIX = 'SEED_'
+from seed import settings
+from seed.settings import variable_name
+
+_DEFINE = {'string': flags.DEFINE_string, 'integer': flags.DEFINE_integer,
+           'float': flags.DEFINE_float, 'bool': flags.DEFINE_bool,
+           'multi_string': flags.DEFINE_multi_string}
 
 
-def variable_name(flag_name: str) -> str:
-  return PREFIX + flag_name.upper()
+def define(schema: Sequence[settings.Setting], module_name: str,
+           flag_values: flags.FlagValues = flags.FLAGS) -> None:
+  """Defines one absl flag per setting, as key flags of `module_name` (its --help)."""
+  if module_name == '__main__':
+    module_name = sys.argv[0]  # absl's name for the main module, as its own DEFINEs use.
+  for setting in schema:
+    if setting.kind == 'enum':
+      flags.DEFINE_enum(setting.name, setting.default, setting.choices, setting.help,
+                        flag_values=flag_values, module_name=module_name)
+    else:
+      default = list(setting.default) if setting.kind == 'multi_string' else setting.default
+      _DEFINE[setting.kind](setting.name, default, setting.help, flag_values=flag_values,
+                            module_name=module_name)
+
+
+def values(schema: Sequence[settings.Setting],
+           flag_values: flags.FlagValues = flags.FLAGS) -> Dict[str, Any]:
+  """{name: parsed value} of `schema`'s flags."""
+  return {setting.name: flag_values[setting.name].value for setting in schema}
 
 
 def apply_environment(flag_values: flags.FlagValues, flag_names: Iterable[str],
@@ -65,10 +87,3 @@ def run(main: Callable, module_name: str, flags_parser: Optional[Callable] = Non
     app.run(main)
   else:
     app.run(main, flags_parser=flags_parser)
-
-
-def require(value, flag_name: str, what: str) -> None:
-  """A setting without which the process cannot start: say which flag and variable."""
-  if value in (None, ''):
-    raise ValueError(f'{what} is not set: pass --{flag_name} or set '
-                     f'{variable_name(flag_name)}')

@@ -14,12 +14,12 @@ from typing import List, Mapping, Optional, Tuple
 
 import grpc
 
-from seed import flag_env
+from seed import settings
 
 _LOOPBACK_NAMES = {'localhost', 'ip6-localhost'}
 # The token may come from the environment instead of a file (never from a flag:
 # `ps` would show it).
-TOKEN_VARIABLE = flag_env.PREFIX + 'AUTH_TOKEN'
+TOKEN_VARIABLE = settings.PREFIX + 'AUTH_TOKEN'
 # What gRPC metadata values may hold (printable ASCII, no spaces in our tokens).
 _TOKEN_CHARACTERS = frozenset(string.ascii_letters + string.digits + string.punctuation)
 
@@ -50,7 +50,7 @@ def check_address(address: str, flag: str) -> None:
   host, port = split_host_port(address)
   if not host or not port.isdigit():
     raise ValueError(
-        f'{flag}={address!r} (or {flag_env.variable_name(flag.lstrip("-"))}) is not '
+        f'{flag}={address!r} (or {settings.variable_name(flag.lstrip("-"))}) is not '
         'host:port; expected e.g. localhost:8686, learner.example.org:8686 or 0.0.0.0:8686')
 
 

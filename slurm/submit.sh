@@ -100,21 +100,20 @@ esac
 command -v sbatch >/dev/null || die "sbatch is not installed here (submit from a Slurm login node)"
 
 # The venv is made or updated here, where pip can reach its index; the job only
-# activates it. Image runtimes need none, but one found here still checks flag names.
+# activates it. Image runtimes need none: flag names are checked with any python3.
 if [ "$RUNTIME" = venv ]; then
   # shellcheck disable=SC1091
   source "$REPO/scripts/venv.sh"
   ensure_venv >&2
 fi
 PYTHON="${SEED_VENV:-$REPO/.venv}/bin/python"
+[ -x "$PYTHON" ] || PYTHON="$(command -v python3 || true)"
 
-# Learner, actor and seed-job flags: names, and which are booleans (--[no]NAME).
+# Learner, actor and seed-job flags: names, and which are booleans (--[no]NAME), from
+# their one table (seed/settings.py: the standard library is enough to read it).
 known_flags() {
-  for module in seed.learner.main seed.actors.main seed.cluster.job; do
-    # absl exits 1 after printing the help.
-    (cd "$REPO" && "$PYTHON" -m "$module" --helpshort 2>/dev/null || true) |
-      sed -nE 's/^  --(\[no\])?([a-z0-9_]+):.*/\2 \1/p'
-  done | sort -u
+  (cd "$REPO" && "$PYTHON" -m seed.settings --list learner --list actor --list job) |
+    awk '{ print $1, ($2 == "bool" ? "[no]" : "") }' | sort -u
 }
 # What this script (or seed-job) sets, each with what to use instead.
 reserved_reason() {
@@ -131,14 +130,14 @@ reserved_reason() {
 
 declare -A SETTINGS=() BOOLEANS=()
 KNOWN=()
-if [ ${#FLAGS[@]} -gt 0 ] && [ -x "$PYTHON" ]; then
+if [ ${#FLAGS[@]} -gt 0 ] && [ -n "$PYTHON" ]; then
   while read -r flag boolean; do
     KNOWN+=("$flag")
     [ -n "$boolean" ] && BOOLEANS[$flag]=1
   done < <(known_flags)
   [ ${#KNOWN[@]} -gt 0 ] || die "could not list the learner's and actors' flags with $PYTHON"
 elif [ ${#FLAGS[@]} -gt 0 ]; then
-  echo "slurm/submit.sh: no venv at ${PYTHON%/bin/python}: flag names are not checked" >&2
+  echo "slurm/submit.sh: no python3 here: flag names are not checked" >&2
 fi
 for arg in "${FLAGS[@]}"; do
   name="${arg%%=*}"; name="${name#--}"

@@ -4,16 +4,15 @@
 `ActorFlags`. Never imports TensorFlow.
 """
 import asyncio
-import dataclasses
 import json
 import logging
 import os
 import signal
-from typing import Optional, Sequence
+from typing import Optional
 
 import grpc
 
-from seed import config, flag_env, security
+from seed import config, security, settings
 from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerRefused, actor_stats,
                                make_envs)
 from seed.envs import EnvConfig, env_spec
@@ -24,23 +23,8 @@ _log = logging.getLogger(__name__)
 BAD_SETTINGS = 2
 
 
-@dataclasses.dataclass(frozen=True)
-class ActorFlags:
-  """The actor's flag values, named as the flags are (see actors/main.py for each)."""
-  server_address: str
-  actor_id: int
-  env: Optional[str]
-  num_envs: int
-  num_splits: int
-  gin_file: Sequence[str]
-  gin_bindings: Sequence[str]
-  eval: bool
-  seed: int
-  max_steps: int
-  stats_file: Optional[str]
-  heartbeat_file: Optional[str]
-  tls_ca_file: Optional[str]
-  auth_token_file: Optional[str]
+# The actor's flag values, named as the flags are (seed.settings.ACTOR has each).
+ActorFlags = settings.values_class('ActorFlags', settings.ACTOR)
 
 
 def launch(flags: ActorFlags) -> int:
@@ -49,11 +33,8 @@ def launch(flags: ActorFlags) -> int:
   try:  # A config mistake: say it in one line, no traceback, before any env starts.
     if flags.heartbeat_file:
       _touch(flags.heartbeat_file)  # Alive while the envs are made, too.
-    flag_env.require(flags.server_address, 'server_address', "the learner's host:port")
+    settings.check(settings.ACTOR, flags)
     security.check_address(flags.server_address, '--server_address')
-    if flags.actor_id < 0:
-      raise ValueError(f'--actor_id={flags.actor_id}; expected an integer >= 0, unique '
-                       'among the actors of this learner')
     credentials = security.channel_credentials(flags.tls_ca_file)
     auth_token = security.read_token(flags.auth_token_file)
     config.parse_gin(flags.gin_file, flags.gin_bindings, skip_unknown=True, env_name=flags.env)

@@ -28,39 +28,15 @@ import sys
 import time
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from absl import app
 from absl import flags
 
-from seed import flag_env, security
+from seed import flag_env, security, settings
 from seed.actor import launch as actor_launch
 from seed.cluster import roles, run_paths, tls_bootstrap
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum('role', 'auto', ['auto', *roles.ROLES],
-                  'This process: learner, actor, or auto (from CLUSTER_SPEC, else TF_CONFIG).')
-flags.DEFINE_integer('actor_id', None, 'With --role=actor: this actor\'s id (>= 0, unique).')
-flags.DEFINE_string('learner_address', None, 'With an explicit --role: the learner\'s HOST:PORT '
-                    '(it listens on PORT; actors dial HOST:PORT).')
-flags.DEFINE_string('listen_host', None, 'Where the learner listens (default: the learner\'s '
-                    'host when that is loopback, else 0.0.0.0: all interfaces, with TLS).')
-flags.DEFINE_string('run_dir', None, 'The learner\'s run directory, shared by all replicas '
-                    '(gs://BUCKET/PATH means /gcs/BUCKET/PATH). Default on Vertex AI: the job\'s '
-                    'base output directory (from AIP_CHECKPOINT_DIR).')
-flags.DEFINE_string('summary_dir', None, 'TensorBoard summaries (default on Vertex AI: '
-                    'AIP_TENSORBOARD_LOG_DIR; else the run directory).')
-flags.DEFINE_enum('tls', 'auto', ['auto', 'always', 'never'],
-                  'TLS and a shared token between learner and actors; auto: unless the learner '
-                  'is on localhost.')
-flags.DEFINE_string('job_id', None, 'Names this job\'s TLS folder under RUN_DIR/tls (default: '
-                    'CLOUD_ML_JOB_ID on Vertex AI, slurm-$SLURM_JOB_ID on Slurm).')
-flags.DEFINE_float('bootstrap_timeout_s', 3600.0, 'How long an actor waits for the '
-                   'learner\'s TLS files (a GPU machine and its image can take many minutes '
-                   'to start; a timeout costs the actor replica a restart).')
-flags.DEFINE_multi_string('sweep_binding', [], 'NAME=Configurable.parameter: an argument '
-                          '--NAME=VALUE becomes the gin binding Configurable.parameter=VALUE.')
-flags.DEFINE_integer('actors_per_replica', 1, 'Actor processes this replica runs (about one '
-                     'core each); replica i runs actors i*N .. i*N+N-1.')
-flags.DEFINE_bool('print_command', False, 'Print the role and the command, run nothing.')
+# Each flag is a setting of seed.settings.JOB (name, default, help, check).
+flag_env.define(settings.JOB, __name__)
 
 _NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 
@@ -176,6 +152,7 @@ def main(argv: Sequence[str]) -> None:
   logging.getLogger().setLevel(logging.INFO)
   environ = os.environ
   try:
+    settings.check(settings.JOB, FLAGS)
     role = derive_role(FLAGS.role, FLAGS.learner_address, FLAGS.actor_id, environ)
     bindings = sweep_bindings(FLAGS.sweep_binding, argv[1:])
     # A plaintext actor needs no shared folder; the learner and TLS do.
@@ -189,9 +166,6 @@ def main(argv: Sequence[str]) -> None:
         os.makedirs(run_dir, exist_ok=True)
       except OSError as e:
         raise ValueError(f'cannot make the run directory {run_dir!r}: {e.strerror}') from None
-    if FLAGS.actors_per_replica < 1:
-      raise ValueError(f'--actors_per_replica={FLAGS.actors_per_replica}; expected an '
-                       'integer >= 1')
     # An actor process steps its envs on about one core: a replica with more cores
     # runs several, numbered so that ids stay unique across replicas.
     processes = ([role] if role.kind == roles.LEARNER else

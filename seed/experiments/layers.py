@@ -21,7 +21,7 @@ import dataclasses
 import os
 from typing import Dict, Mapping, Optional, Tuple
 
-from seed import agents, config
+from seed import agents, config, settings
 
 LAYER_NAMES = ('defaults', 'saved', 'overrides', 'command_line')
 
@@ -34,18 +34,13 @@ _NOT_EXPERIMENT_FLAGS = frozenset({
     'seed'})
 
 
-def _learner_flag_types() -> Dict[str, type]:
-  from seed.learner import launch as learner_launch  # pylint: disable=g-import-not-at-top
-  return {field.name: field.type for field in dataclasses.fields(learner_launch.LearnerFlags)}
-
-
 def experiment_flags() -> Tuple[str, ...]:
   """The learner flags a layer may set, sorted."""
-  return tuple(sorted(set(_learner_flag_types()) - _NOT_EXPERIMENT_FLAGS))
+  return tuple(sorted({s.name for s in settings.LEARNER} - _NOT_EXPERIMENT_FLAGS))
 
 
 def bool_flags() -> Tuple[str, ...]:
-  return tuple(sorted(name for name, kind in _learner_flag_types().items() if kind is bool))
+  return tuple(sorted(s.name for s in settings.LEARNER if s.kind == 'bool'))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -33,14 +33,3 @@ def test_image_build_contexts_leave_it_out(path):
   with open(os.path.join(REPO, '.dockerignore')) as f:
     patterns = [line.strip() for line in f if line.strip() and not line.startswith('#')]
   assert _docker_ignored(path, patterns), f'{path} would be sent to the image build'
-
-
-def test_the_readme_names_every_learner_flag():
-  # The flags table is how a user finds an option; one added without a row is hidden.
-  from gcp import repo_source  # pylint: disable=g-import-not-at-top
-  readme = open(os.path.join(REPO, 'README.md')).read()
-  flags = repo_source._defined_flags(os.path.join(REPO, 'learner', 'main.py'))  # pylint: disable=protected-access
-  missing = [name for name in flags
-             if not any(form in readme for form in (f'`--{name}`', f'`--{name},', f'`--no{name}`',
-                                                    f', `--{name}`'))]
-  assert not missing, f'README.md has no row for: {", ".join("--" + m for m in missing)}'

@@ -42,13 +42,6 @@ def test_a_bad_value_names_the_variable_and_the_flag(flag_values, variable, valu
     flag_env.apply_environment(flag_values, ['num_envs', 'eval'], {variable: value})
 
 
-def test_require_names_flag_and_variable():
-  with pytest.raises(ValueError, match='the run directory is not set: pass --logdir or set '
-                                       'SEED_LOGDIR'):
-    flag_env.require('', 'logdir', 'the run directory')
-  flag_env.require('runs/x', 'logdir', 'the run directory')
-
-
 def test_token_from_file_then_variable(tmp_path):
   path = tmp_path / 'token'
   path.write_text('abc123\n')

@@ -14,11 +14,11 @@ PACKAGE_FOLDERS = {'seed': 'seed', 'seed.learner': 'learner', 'seed.actors': 'ac
 # package above it. Units within one layer do not import each other.
 LAYERS = [
     # Plain data and process plumbing: what every side may use.
-    ['seed.types', 'seed.proto', 'seed.flag_env', 'seed.malloc_tuning', 'seed.config',
+    ['seed.types', 'seed.proto', 'seed.settings', 'seed.malloc_tuning', 'seed.config',
      'seed.local_processes', 'seed.cluster.run_paths', 'seed.plotting'],
-    ['seed.security', 'seed.envs', 'seed.losses', 'seed.replay'],
-    # The wire format; the agents (models, losses, what they train from).
-    ['seed.protocol', 'seed.agents'],
+    ['seed.flag_env', 'seed.envs', 'seed.losses', 'seed.replay'],
+    # Who may connect; the wire format; the agents (models, losses, what they train from).
+    ['seed.security', 'seed.protocol', 'seed.agents'],
     # The two sides of a stream: the learner's inference service, the actor's client.
     ['seed.inference', 'seed.actor'],
     ['seed.evaluation', 'seed.actors'],

@@ -1,0 +1,409 @@
+"""Every option of the learner, the actor and seed-job, declared once: name, kind,
+default, help and check.
+
+From these tables come the absl flags (`seed.flag_env.define`), their SEED_<NAME>
+variables (`variable_name`), the checks a start runs before anything else (`check`), the
+values handed to a launch (`values_class`), README's flag tables (`python -m
+seed.settings --readme README.md` writes them, a test compares), and the flag checks of
+`gcp/submit.py` and `slurm/submit.sh` (`python -m seed.settings --list learner`).
+Standard library only: gcp/submit.py and slurm/submit.sh read it without absl, gin or
+TensorFlow.
+"""
+import argparse
+import dataclasses
+import re
+import sys
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+
+PREFIX = 'SEED_'
+# absl's DEFINE_<kind> for each kind.
+KINDS = ('string', 'integer', 'float', 'bool', 'enum', 'multi_string')
+_PYTHON_TYPES = {'string': Optional[str], 'integer': int, 'float': float, 'bool': bool,
+                 'enum': str, 'multi_string': Sequence[str]}
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+  """What a value must satisfy: `accepts(value)`, and `expected` saying so in words."""
+  accepts: Callable[[Any], bool]
+  expected: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+  """One option. `required` names what it is when a start cannot go on without it."""
+  name: str
+  kind: str
+  default: Any
+  help: str
+  choices: Tuple[str, ...] = ()
+  check: Optional[Check] = None
+  required: str = ''
+
+  def __post_init__(self):
+    if self.kind not in KINDS:
+      raise ValueError(f'setting {self.name}: kind {self.kind!r}; expected one of {KINDS}')
+    if (self.kind == 'enum') != bool(self.choices):
+      raise ValueError(f'setting {self.name}: choices go with kind enum, and only there')
+
+
+def at_least(low, unit: str = '') -> Check:
+  return Check(lambda value: value >= low, f'{unit or "a number"} >= {low}')
+
+
+def above(low, unit: str = '') -> Check:
+  return Check(lambda value: value > low, f'{unit or "a number"} > {low}')
+
+
+def between(low, high, expected: str) -> Check:
+  return Check(lambda value: low <= value <= high, expected)
+
+
+def one_of(*accepted: str) -> Check:
+  return Check(lambda value: value in accepted, f'one of {", ".join(accepted)}')
+
+
+def variable_name(name: str) -> str:
+  """The environment variable that sets --name's default: SEED_NAME."""
+  return PREFIX + name.upper()
+
+
+LEARNER = (
+    Setting('logdir', 'string', None,
+        'Run directory: checkpoints, summaries, logs. Training resumes from the '
+        'checkpoint found here.',
+        required='the run directory'),
+    Setting('summary_dir', 'string', None,
+        'TensorBoard summaries go here (default: --logdir).'),
+    Setting('hypertune_metric', 'string', None,
+        'Report the mean episode return under this metric id to a Vertex AI '
+        'hyperparameter tuning job (cloudml-hypertune), each progress interval.'),
+    Setting('agent', 'string', 'vtrace',
+        'Agent name (see seed.agents.AGENTS).'),
+    Setting('env', 'string', None,
+        'Environment name (e.g. Catch, atari:Pong); binds EnvConfig.name over the gin'
+        ' files and bindings.'),
+    Setting('gin_file', 'multi_string', (),
+        'Gin config files.'),
+    Setting('gin_bindings', 'multi_string', (),
+        'Gin bindings, applied after the files.'),
+    Setting('server_address', 'string', 'localhost:8686',
+        'host:port to listen on. Stays on localhost unless told otherwise; listen on '
+        'other interfaces only with --tls_cert_file and --auth_token_file.'),
+    Setting('health_port', 'integer', 0,
+        'Also serve the gRPC health service (grpc.health.v1, and nothing else) in '
+        'plaintext on this port of the --server_address host, for Kubernetes probes '
+        '(0: only on the main port).',
+        check=between(0, 65535, 'a port 1-65535, or 0 for none')),
+    Setting('inference_batch_size', 'integer', 64,
+        'Most envs in one inference batch.',
+        check=at_least(1, 'envs')),
+    Setting('max_wait_ms', 'float', 5.0,
+        'Run a partial batch after waiting this long.',
+        check=at_least(0, 'milliseconds')),
+    Setting('checkpoint_interval_s', 'float', 300.0,
+        'Seconds between checkpoints.',
+        check=above(0, 'seconds')),
+    Setting('progress_interval_s', 'float', 5.0,
+        'Seconds between progress lines/summaries.',
+        check=above(0, 'seconds')),
+    Setting('max_env_frames', 'integer', 0,
+        'Stop after this many env frames (0: never).',
+        check=at_least(0, 'frames (0: never)')),
+    Setting('target_return', 'float', None,
+        'Stop once the mean return of the last --return_window episodes reaches this.'),
+    Setting('shutdown_limit_s', 'float', 20.0,
+        'Longest a stopping learner may take for its last checkpoint and closing; '
+        'then it exits anyway (0 if that checkpoint was written, else 1). Spot VMs '
+        "give 30 s after SIGTERM; give less than the platform's grace period "
+        '(Kubernetes: terminationGracePeriodSeconds).',
+        check=above(0, 'seconds')),
+    Setting('run_lock_stale_s', 'float', 120.0,
+        "A run directory's lock (learner.lock) whose heartbeat is older than this is "
+        'taken over; a fresher one held by a learner of another job or host is waited'
+        ' for this long, then refused.',
+        check=above(0, 'seconds')),
+    Setting('stopped_exit_code', 'integer', 0,
+        'Exit code of a learner that a signal stopped before its --max_env_frames or '
+        "--target_return, once its checkpoint is written. 0 suits a laptop's Ctrl-C; "
+        'a Kubernetes Job sets 75, so a preempted learner is started again, not '
+        'counted done.',
+        check=between(0, 255, '0-255')),
+    Setting('return_window', 'integer', 20,
+        'Episodes in the reported mean return.',
+        check=at_least(1, 'episodes')),
+    Setting('max_message_mb', 'integer', 16,
+        'Largest message accepted from an actor.',
+        check=at_least(1, 'MB')),
+    Setting('max_envs_per_actor', 'integer', 0,
+        'Most envs one actor stream may step (0: --inference_batch_size, the most one'
+        ' batch holds).'),
+    Setting('max_actor_streams', 'integer', 1024,
+        'Most actor streams open at once; one more is refused with '
+        'RESOURCE_EXHAUSTED.'),
+    Setting('hello_timeout_s', 'float', 30.0,
+        'End a stream that sends no hello this long after opening.'),
+    Setting('stream_idle_timeout_s', 'float', 600.0,
+        'End an actor stream that sends no step this long after its last actions (a '
+        "hung actor frees its envs' state)."),
+    Setting('max_abs_input', 'float', 1000000000.0,
+        'Refuse a step whose rewards or float observations exceed this magnitude '
+        '(they would overflow the loss).'),
+    Setting('max_nonfinite_steps', 'integer', 100,
+        'Stop (without a checkpoint, so the last one keeps good parameters) after '
+        'this many train steps in a row whose loss or gradients were NaN/Inf; each '
+        'such step changes nothing.',
+        check=at_least(1, 'train steps')),
+    Setting('anneal_learning_rate', 'bool', False,
+        "Lower every optimizer's step size linearly from the configured one to 0 at "
+        "--max_env_frames (IMPALA and SEED do, as cleanrl's anneal_lr); needs "
+        '--max_env_frames.'),
+    Setting('lockstep', 'bool', False,
+        'Act and train in lockstep (V-trace, PPO): the unroll that completes a batch '
+        'waits until that batch is trained, so every step after it acts with the new '
+        'parameters. With --seed, one actor (--num_splits=1) and the default queue, a'
+        ' run repeats exactly; slower.'),
+    Setting('eval_interval_s', 'float', 0.0,
+        'Evaluate a checkpoint this often while training (0: never): after a '
+        'checkpoint, python -m seed.evaluate plays --eval_episodes greedy episodes in'
+        ' a child process and logs them to TensorBoard (RUN/evaluation/tb); '
+        'evaluations follow checkpoints, so set --checkpoint_interval_s no longer '
+        'than this.',
+        check=at_least(0, 'seconds (0: no evaluation)')),
+    Setting('eval_episodes', 'integer', 5,
+        'Episodes each periodic evaluation plays.',
+        check=at_least(1, 'episodes')),
+    Setting('eval_video', 'bool', False,
+        'Periodic evaluations also record the first episode: '
+        'RUN/evaluation/ckpt-N.mp4 and a GIF in TensorBoard.'),
+    Setting('log_train_steps', 'bool', False,
+        "Write every train step's losses and statistics to train_steps.csv in the run"
+        ' directory.'),
+    Setting('seed', 'integer', 0,
+        'Seed of the agent (binds <AgentConfig>.seed: network init, action sampling, '
+        'exploration), its replay sampling and the env probe. Give actors the same '
+        '--seed for a reproducible run.',
+        check=at_least(0, 'an int')),
+    Setting('num_seeds', 'integer', 1,
+        'Independent agents trained together in this learner (seeds --seed, --seed + '
+        '1, ...): one network with a seed axis, one update for all, a replay each; '
+        'env k feeds seed k mod num_seeds. SAC, DDPG and their SR- variants.',
+        check=at_least(1, 'an int')),
+    Setting('tf_intra_op_threads', 'integer', 0,
+        'Threads inside one TensorFlow op (0: TensorFlow picks, one per core).',
+        check=at_least(0, 'threads (0: TensorFlow picks)')),
+    Setting('tf_inter_op_threads', 'integer', 0,
+        'Ops TensorFlow runs at once (0: it picks).',
+        check=at_least(0, 'threads (0: TensorFlow picks)')),
+    Setting('train', 'bool', True,
+        'Train. --notrain serves inference only and drops the unrolls (to measure the'
+        ' inference loop).'),
+    Setting('checkpoint_replay', 'bool', True,
+        'Save replay contents with each checkpoint, so a resumed run keeps them '
+        '(replay agents; the file can be GBs).'),
+    Setting('init_checkpoint', 'string', None,
+        'Start a new run from this checkpoint (a prefix like RUN/ckpt/ckpt-7, or a '
+        'run directory: its latest): model, optimizer and agent state. Ignored when '
+        '--logdir has a checkpoint of its own.'),
+    Setting('init_counters', 'string', 'restart',
+        'With --init_checkpoint: restart (env frames and learner steps from 0) or '
+        "continue (from the checkpoint's).",
+        check=one_of('restart', 'continue')),
+    Setting('replay_parameters', 'string', None,
+        'Replay mixture of a queue-fed agent (vtrace, ppo) as JSON, over '
+        'ReplayMixtureConfig.replays: a list of replays with kind (queue, uniform, '
+        'prioritized, elite, attentive), capacity and sample_ratio, e.g. \'[{"kind": '
+        '"queue", "capacity": 1, "sample_ratio": 0.5}, {"kind": "uniform", '
+        '"capacity": 10000, "sample_ratio": 0.5}]\'.'),
+    Setting('tls_cert_file', 'string', None,
+        'PEM certificate: serve over TLS.'),
+    Setting('tls_key_file', 'string', None,
+        'PEM private key for --tls_cert_file.'),
+    Setting('auth_token_file', 'string', None,
+        'File with a shared token actors must present (or put the token itself in '
+        'SEED_AUTH_TOKEN).'),
+)
+
+ACTOR = (
+    Setting('server_address', 'string', 'localhost:8686',
+        'Learner host:port.',
+        required="the learner's host:port"),
+    Setting('actor_id', 'integer', 0,
+        "Unique id of this actor process (>= 0; on Kubernetes the actors Job's "
+        'completion index).',
+        check=Check(lambda value: value >= 0,
+                    'an integer >= 0, unique among the actors of this learner')),
+    Setting('env', 'string', None,
+        'Environment name (e.g. Catch, atari:Pong); binds EnvConfig.name over the gin'
+        ' files and bindings.'),
+    Setting('num_envs', 'integer', 4,
+        'Envs stepped by this process (k).',
+        check=at_least(1, 'envs')),
+    Setting('num_splits', 'integer', 1,
+        'Groups the k envs are split into (at most k), one stream each: the actor '
+        'steps one group while another waits for actions.',
+        check=at_least(1, 'groups')),
+    Setting('gin_file', 'multi_string', (),
+        'Gin config files (only env bindings apply here).'),
+    Setting('gin_bindings', 'multi_string', (),
+        'Gin bindings.'),
+    Setting('eval', 'bool', False,
+        'Evaluation actor: its envs act with the evaluation policy, are not trained '
+        'on, and log eval/episode_return.'),
+    Setting('seed', 'integer', 0,
+        'Base seed; env i of actor a uses seed + 1000·a + i.',
+        check=at_least(0, 'an int')),
+    Setting('max_steps', 'integer', 0,
+        'Stop after this many steps of all k envs (0: never).',
+        check=at_least(0, 'steps (0: never)')),
+    Setting('stats_file', 'string', None,
+        'Write steps and round-trip latency percentiles here (JSON) on exit.'),
+    Setting('heartbeat_file', 'string', None,
+        'Touch this file every 10 s while the actor runs (stepping, or retrying a '
+        'learner it lost); older than a minute, the actor hangs (an env step that '
+        "never returns): a liveness probe's signal."),
+    Setting('tls_ca_file', 'string', None,
+        'PEM CA certificate: connect over TLS.'),
+    Setting('auth_token_file', 'string', None,
+        "File with the learner's shared token (or put the token itself in "
+        'SEED_AUTH_TOKEN).'),
+)
+
+JOB = (
+    Setting('role', 'enum', 'auto',
+        'This process: learner, actor, or auto (from '
+        'CLUSTER_SPEC, else TF_CONFIG).',
+        choices=('auto', 'learner', 'actor')),
+    Setting('actor_id', 'integer', None,
+        "With --role=actor: this actor's id (>= 0, unique)."),
+    Setting('learner_address', 'string', None,
+        "With an explicit --role: the learner's HOST:PORT (it listens on PORT; actors"
+        ' dial HOST:PORT).'),
+    Setting('listen_host', 'string', None,
+        "Where the learner listens (default: the learner's host when that is "
+        'loopback, else 0.0.0.0: all interfaces, with TLS).'),
+    Setting('run_dir', 'string', None,
+        "The learner's run directory, shared by all replicas (gs://BUCKET/PATH means "
+        "/gcs/BUCKET/PATH). Default on Vertex AI: the job's base output directory "
+        '(from AIP_CHECKPOINT_DIR).'),
+    Setting('summary_dir', 'string', None,
+        'TensorBoard summaries (default on Vertex AI: AIP_TENSORBOARD_LOG_DIR; else '
+        'the run directory).'),
+    Setting('tls', 'enum', 'auto',
+        'TLS and a shared token between learner and actors; '
+        'auto: unless the learner is on localhost.',
+        choices=('auto', 'always', 'never')),
+    Setting('job_id', 'string', None,
+        "Names this job's TLS folder under RUN_DIR/tls (default: CLOUD_ML_JOB_ID on "
+        'Vertex AI, slurm-$SLURM_JOB_ID on Slurm).'),
+    Setting('bootstrap_timeout_s', 'float', 3600.0,
+        "How long an actor waits for the learner's TLS files (a GPU machine and its "
+        'image can take many minutes to start; a timeout costs the actor replica a '
+        'restart).'),
+    Setting('sweep_binding', 'multi_string', (),
+        'NAME=Configurable.parameter: an argument --NAME=VALUE becomes the gin '
+        'binding Configurable.parameter=VALUE.'),
+    Setting('actors_per_replica', 'integer', 1,
+        'Actor processes this replica runs (about one core each); replica i runs '
+        'actors i*N .. i*N+N-1.',
+        check=at_least(1, 'an integer')),
+    Setting('print_command', 'bool', False,
+        'Print the role and the command, run nothing.'),
+)
+
+
+SCHEMAS = {'learner': LEARNER, 'actor': ACTOR, 'job': JOB}
+
+
+def by_name(schema: Sequence[Setting]) -> Dict[str, Setting]:
+  return {setting.name: setting for setting in schema}
+
+
+def values_class(class_name: str, schema: Sequence[Setting],
+                 extra: Sequence[Tuple[str, Any, Any]] = ()) -> type:
+  """A frozen dataclass with one field per setting, named as the flags are and with
+  their defaults, then the `extra` (name, type, default) fields."""
+  fields = [(s.name, _PYTHON_TYPES[s.kind], dataclasses.field(default=s.default))
+            for s in schema]
+  fields += [(name, kind, dataclasses.field(default=default)) for name, kind, default in extra]
+  return dataclasses.make_dataclass(class_name, fields, frozen=True)
+
+
+def _shown(value: Any) -> str:
+  return repr(value) if isinstance(value, str) else str(value)
+
+
+def check(schema: Sequence[Setting], values: Any) -> None:
+  """Raises ValueError for the first setting of `values` (attributes named as the
+  settings) that is missing though required, or that its check refuses."""
+  for setting in schema:
+    value = getattr(values, setting.name)
+    if setting.required and value in (None, ''):
+      raise ValueError(f'{setting.required} is not set: pass --{setting.name} or set '
+                       f'{variable_name(setting.name)}')
+    if setting.check is not None and value is not None and not setting.check.accepts(value):
+      raise ValueError(f'--{setting.name}={_shown(value)}; expected {setting.check.expected}')
+
+
+def _default_text(setting: Setting) -> str:
+  if setting.required:
+    return '(required)'
+  if setting.kind == 'bool':
+    return 'on' if setting.default else 'off'
+  if setting.default in (None, (), ''):
+    return ''
+  if isinstance(setting.default, float):
+    return f'{setting.default:g}'
+  return f'`{setting.default}`' if isinstance(setting.default, str) else str(setting.default)
+
+
+def markdown_table(schema: Sequence[Setting]) -> str:
+  """README's table of `schema`: flag, default, what it does."""
+  rows = ['| flag | default | meaning |', '|---|---|---|']
+  for s in schema:
+    flag = f'`--{s.name}`'
+    meaning = s.help.replace('|', '\\|')
+    if s.choices:
+      meaning += f' One of: {", ".join(s.choices)}.'
+    rows.append(f'| {flag} | {_default_text(s)} | {meaning} |')
+  return '\n'.join(rows)
+
+
+def _readme_block(name: str) -> re.Pattern:
+  return re.compile(rf'(<!-- settings:{name} -->\n)(.*?)(<!-- /settings:{name} -->)', re.S)
+
+
+def readme_with_tables(text: str) -> str:
+  """`text` with each `<!-- settings:NAME -->` block replaced by NAME's table."""
+  for name, schema in SCHEMAS.items():
+    text = _readme_block(name).sub(
+        lambda match, schema=schema: (match.group(1) + markdown_table(schema) + '\n' +
+                                      match.group(3)),
+        text)
+  return text
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+  parser = argparse.ArgumentParser(
+      prog='python -m seed.settings',
+      description='The learner\'s, actor\'s and seed-job\'s settings, from one table each.')
+  parser.add_argument('--list', choices=sorted(SCHEMAS), action='append', default=[],
+                      help='print NAME KIND, one setting a line (repeatable)')
+  parser.add_argument('--readme', metavar='FILE',
+                      help='rewrite the settings tables between <!-- settings:NAME --> markers')
+  args = parser.parse_args(argv)
+  for name in args.list:
+    for setting in SCHEMAS[name]:
+      print(setting.name, setting.kind)
+  if args.readme:
+    with open(args.readme, encoding='utf-8') as f:
+      text = f.read()
+    with open(args.readme, 'w', encoding='utf-8') as f:
+      f.write(readme_with_tables(text))
+  if not args.list and not args.readme:
+    parser.print_help()
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -3,7 +3,7 @@
   python -m seed.actors.main --actor_id=0 --num_envs=4 --gin_file=gin/toy/vtrace.gin
   SEED_SERVER_ADDRESS=learner:8686 SEED_ACTOR_ID=3 SEED_ENV=Catch seed-actor
 
-Every flag may also come from SEED_<FLAG> (see seed.flag_env); the token from
+Every flag may also come from SEED_<FLAG> (see seed.process.flag_env); the token from
 --auth_token_file or SEED_AUTH_TOKEN, never from the command line.
 """
 import logging
@@ -11,7 +11,8 @@ import sys
 
 from absl import flags
 
-from seed import flag_env, malloc_tuning, settings
+from seed import settings
+from seed.process import flag_env, malloc_tuning
 from seed.actor import launch
 
 FLAGS = flags.FLAGS

@@ -35,7 +35,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from bench import processes
-from seed.local_processes import learner_last_line
+from seed.process.local_processes import learner_last_line
 
 REPO = processes.REPO
 MAX_STREAMS = 1000

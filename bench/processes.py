@@ -1,9 +1,9 @@
-"""Moved to seed/local_processes.py (the experiment runner uses it); bench/ imports it here,
+"""Moved to seed/process/local_processes.py (the experiment runner uses it); bench/ imports it here,
 with what only benches need."""
 import os
 
-from seed.local_processes import (REPO, child_env, sigterm_raises, start_actor, start_learner,
-                                  stop, wait_for_port)
+from seed.process.local_processes import (REPO, child_env, sigterm_raises, start_actor,
+                                          start_learner, stop, wait_for_port)
 
 __all__ = ['REPO', 'child_env', 'cpu_s', 'sigterm_raises', 'start_actor', 'start_learner',
            'stop', 'wait_for_port']

@@ -3,7 +3,7 @@
   python -m seed.learner.main --logdir=runs/x --gin_file=gin/toy/vtrace.gin
   SEED_LOGDIR=runs/x SEED_GIN_FILE=gin/toy/vtrace.gin seed-learner
 
-Every flag may also come from SEED_<FLAG> (see seed.flag_env); the token from
+Every flag may also come from SEED_<FLAG> (see seed.process.flag_env); the token from
 --auth_token_file or SEED_AUTH_TOKEN, never from the command line.
 """
 import logging
@@ -11,7 +11,8 @@ import sys
 
 from absl import flags
 
-from seed import flag_env, malloc_tuning, settings
+from seed import settings
+from seed.process import flag_env, malloc_tuning
 
 FLAGS = flags.FLAGS
 # Each flag is a setting of seed.settings.LEARNER (name, default, help, check).

@@ -13,7 +13,7 @@ import grpc
 from seed import agents
 from seed import security, settings
 from seed.envs import EnvConfig
-from seed.evaluation.periodic import PeriodicEvaluation
+from seed.learner.periodic_evaluation import PeriodicEvaluation
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
 from seed.inference.health import Health, start_health_server

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from typing import Dict, List, Optional, Sequence
 
-from seed import local_processes
+from seed.process import local_processes
 
 REPO = local_processes.REPO
 _CHECKPOINT_LINE = re.compile(r'^model_checkpoint_path: "(.*)"$', re.M)

@@ -1,4 +1,4 @@
-"""The `seed` command: `seed plot ...` (seed.plotting) and `seed eval ...`
+"""The `seed` command: `seed plot ...` (seed.experiments.plotting) and `seed eval ...`
 (seed.evaluate); `python -m seed ...` is the same. Training starts with ./run_local.sh,
 `python -m seed.learner.main`/`seed.actors.main`, or seed.train from Python."""
 import sys
@@ -21,7 +21,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 0
   command, rest = argv[0], argv[1:]
   if command == 'plot':
-    from seed import plotting  # pylint: disable=g-import-not-at-top,import-outside-toplevel
+    from seed.experiments import plotting  # pylint: disable=g-import-not-at-top,import-outside-toplevel
     return plotting.main(rest)
   from seed import evaluate  # pylint: disable=g-import-not-at-top,import-outside-toplevel
   return evaluate.main(rest)

@@ -1,7 +1,7 @@
 """Every option of the learner, the actor and seed-job, declared once: name, kind,
 default, help and check.
 
-From these tables come the absl flags (`seed.flag_env.define`), their SEED_<NAME>
+From these tables come the absl flags (`seed.process.flag_env.define`), their SEED_<NAME>
 variables (`variable_name`), the checks a start runs before anything else (`check`), the
 values handed to a launch (`values_class`), README's flag tables (`python -m
 seed.settings --readme README.md` writes them, a test compares), and the flag checks of

@@ -30,7 +30,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import flags
 
-from seed import flag_env, security, settings
+from seed import security, settings
+from seed.process import flag_env
 from seed.actor import launch as actor_launch
 from seed.cluster import roles, run_paths, tls_bootstrap
 

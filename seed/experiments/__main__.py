@@ -7,7 +7,7 @@ import sys
 from typing import List, Optional
 
 import seed.experiments
-from seed import local_processes
+from seed.process import local_processes
 from seed.experiments import layers, plan, runner
 
 BAD_SETTINGS = 2

@@ -1,5 +1,5 @@
 """Running one experiment in its run directory: a learner and its actors as separate
-processes (seed.local_processes, as run_local.sh and the benchmarks start them), until
+processes (seed.process.local_processes, as run_local.sh and the benchmarks start them), until
 the learner stops. TensorFlow-free."""
 import csv
 import dataclasses
@@ -8,7 +8,7 @@ import os
 import subprocess
 from typing import List, Optional
 
-from seed import local_processes
+from seed.process import local_processes
 from seed.learner import run_status
 from seed.experiments.layers import Resolved
 

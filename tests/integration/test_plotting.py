@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from seed import plotting
+from seed.experiments import plotting
 from tests.processes import REPO, _env
 
 tf = pytest.importorskip('tensorflow')

@@ -9,7 +9,8 @@ import types
 from absl import flags
 import pytest
 
-from seed import flag_env, settings
+from seed import settings
+from seed.process import flag_env
 from tests.processes import REPO, _env
 
 ENTRY_POINTS = {'learner': 'seed.learner.main', 'actor': 'seed.actors.main',

@@ -237,7 +237,7 @@ def test_sigterm_inside_sigterm_raises_runs_the_cleanup(tmp_path):
   # they are sent SIGTERM (Python's default would leave them running).
   marker = tmp_path / 'cleaned'
   script = ('import sys, time\n'
-            'from seed.local_processes import sigterm_raises\n'
+            'from seed.process.local_processes import sigterm_raises\n'
             'with sigterm_raises():\n'
             '  try:\n'
             '    print("ready", flush=True)\n'

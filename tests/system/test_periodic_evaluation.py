@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from seed.evaluation import periodic
+from seed.learner import periodic_evaluation as periodic
 from tests.processes import Run
 
 pytestmark = pytest.mark.timeout(600)

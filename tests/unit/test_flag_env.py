@@ -4,7 +4,8 @@ import hmac
 from absl import flags
 import pytest
 
-from seed import flag_env, security
+from seed import security
+from seed.process import flag_env
 
 
 @pytest.fixture

@@ -13,12 +13,12 @@ PACKAGE_FOLDERS = {'seed': 'seed', 'seed.learner': 'learner', 'seed.actors': 'ac
 # Bottom first. A module belongs to the layer of the longest name here that is it or a
 # package above it. Units within one layer do not import each other.
 LAYERS = [
-    # Plain data and process plumbing: what every side may use.
-    ['seed.types', 'seed.proto', 'seed.settings', 'seed.malloc_tuning', 'seed.config',
-     'seed.local_processes', 'seed.cluster.run_paths', 'seed.plotting'],
-    ['seed.flag_env', 'seed.envs', 'seed.losses', 'seed.replay'],
-    # Who may connect; the wire format; the agents (models, losses, what they train from).
-    ['seed.security', 'seed.protocol', 'seed.agents'],
+    # Plain data, every option's declaration, gin parsing: what every side may use.
+    ['seed.types', 'seed.proto', 'seed.settings', 'seed.config', 'seed.cluster.run_paths'],
+    # Starting processes; envs; pure losses; replay storage; who may connect.
+    ['seed.process', 'seed.envs', 'seed.losses', 'seed.replay', 'seed.security'],
+    # The wire format; the agents (models, losses, what they train from).
+    ['seed.protocol', 'seed.agents'],
     # The two sides of a stream: the learner's inference service, the actor's client.
     ['seed.inference', 'seed.actor'],
     ['seed.evaluation', 'seed.actors'],

@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Optional
 
-from seed import local_processes
+from seed.process import local_processes
 
 _log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Dict, Iterator, List, Optional
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def child_env() -> Dict[str, str]:

@@ -33,3 +33,10 @@ def test_image_build_contexts_leave_it_out(path):
   with open(os.path.join(REPO, '.dockerignore')) as f:
     patterns = [line.strip() for line in f if line.strip() and not line.startswith('#')]
   assert _docker_ignored(path, patterns), f'{path} would be sent to the image build'
+
+
+def test_the_process_helpers_find_the_repository():
+  # Children get REPO as their PYTHONPATH and working directory: one folder too deep and
+  # seed/types.py shadows the standard library's types in every child.
+  from seed.process import local_processes  # pylint: disable=g-import-not-at-top
+  assert local_processes.REPO == REPO and os.path.isfile(os.path.join(REPO, 'setup.py'))

@@ -78,19 +78,22 @@ def read_configurables(root: str = REPO_ROOT) -> Optional[Dict[str, Set[str]]]:
 
 
 def read_agent_configs(root: str = REPO_ROOT) -> Optional[Dict[str, str]]:
-  """Agent name (vtrace) -> its gin-bound config class (VTraceConfig), from seed/agents.
-
-  By convention the config of agent class FooAgent is the dataclass FooConfig.
-  """
-  path = os.path.join(root, 'seed', 'agents', '__init__.py')
-  if not os.path.isfile(path):
+  """Agent name (vtrace) -> its gin-bound config class (VTraceConfig), from the
+  `Registration(name, agent, config, ...)` entries each seed/agents/<folder>/__init__.py
+  lists (seed.agents.registry)."""
+  package = os.path.join(root, 'seed', 'agents')
+  if not os.path.isdir(package):
     return None
-  with open(path, encoding='utf-8') as f:
-    tree = ast.parse(f.read())
-  for node in tree.body:
-    if (isinstance(node, ast.Assign) and len(node.targets) == 1
-        and isinstance(node.targets[0], ast.Name) and node.targets[0].id == 'AGENTS'):
-      agents = ast.literal_eval(node.value)
-      return {name: target.rsplit(':', 1)[1][:-len('Agent')] + 'Config'
-              for name, target in agents.items()}
-  return None
+  found: Dict[str, str] = {}
+  for folder in sorted(os.listdir(package)):
+    path = os.path.join(package, folder, '__init__.py')
+    if not os.path.isfile(path):
+      continue
+    with open(path, encoding='utf-8') as f:
+      tree = ast.parse(f.read())
+    for node in ast.walk(tree):
+      if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+          and node.func.id == 'Registration' and len(node.args) >= 3):
+        name, _, config = (ast.literal_eval(arg) for arg in node.args[:3])
+        found[name] = config
+  return found or None

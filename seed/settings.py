@@ -79,7 +79,8 @@ LEARNER = (
         'Report the mean episode return under this metric id to a Vertex AI '
         'hyperparameter tuning job (cloudml-hypertune), each progress interval.'),
     Setting('agent', 'string', 'vtrace',
-        'Agent name (see seed.agents.AGENTS).'),
+        'Agent name: one an agent folder registers (seed/agents/<folder>/__init__.py; '
+        'the README lists them).'),
     Setting('env', 'string', None,
         'Environment name (e.g. Catch, atari:Pong); binds EnvConfig.name over the gin'
         ' files and bindings.'),

@@ -1,51 +1,42 @@
-"""Agents: one folder each (config, networks, loss, learner step).
+"""Agents: one folder each (config, networks, loss, agent), shared blocks beside them.
 
-Agents are named here and imported lazily, so that naming one does not import
-TensorFlow (or another agent's code).
+Each folder registers its names itself (`REGISTERED` in its `__init__.py`, a
+`registry.Registration` each); collecting them imports no TensorFlow: an agent's
+class, and with it TensorFlow, is imported when `agent_class` asks for it.
 """
 import importlib
+import pkgutil
+from typing import Dict, Tuple
 
-AGENTS = {
-    'acer': 'seed.agents.acer.agent:ACERAgent',
-    'acer_continuous': 'seed.agents.acer.continuous:ACERContinuousAgent',
-    'ddpg': 'seed.agents.ddpg.agent:DDPGAgent',
-    'ppo': 'seed.agents.ppo.agent:PPOAgent',
-    'r2d2': 'seed.agents.r2d2.agent:R2D2Agent',
-    # R2D2 sized for a CPU workstation (gin/atari/r2d2_cpu.gin): the same agent.
-    'r2d2_cpu': 'seed.agents.r2d2.agent:R2D2Agent',
-    'reactor': 'seed.agents.reactor.agent:ReactorAgent',
-    'sac': 'seed.agents.sac.agent:SACAgent',
-    # SAC and DDPG at high replay ratios with resets (D'Oro et al., 2023): the same
-    # agents, named for their own gin files (gin/<env>/sr_sac.gin, sr_ddpg.gin).
-    'sr_ddpg': 'seed.agents.ddpg.agent:DDPGAgent',
-    'sr_sac': 'seed.agents.sac.agent:SACAgent',
-    'vtrace': 'seed.agents.vtrace.agent:VTraceAgent',
-}
+from seed.agents.registry import Registration
 
-# The agents that train several independent seeds in one learner (--num_seeds), whose
-# config has a num_seeds field.
-MULTI_SEED_AGENTS = ('ddpg', 'sac', 'sr_ddpg', 'sr_sac')
 
-# Each agent's gin-bound config class (its `config_class`), by name: the experiment
-# runner binds `<config>.seed` without importing the agent (and TensorFlow).
-CONFIG_CLASSES = {
-    'acer': 'ACERConfig',
-    'acer_continuous': 'ACERContinuousConfig',
-    'ddpg': 'DDPGConfig',
-    'ppo': 'PPOConfig',
-    'r2d2': 'R2D2Config',
-    'r2d2_cpu': 'R2D2Config',
-    'reactor': 'ReactorConfig',
-    'sac': 'SACConfig',
-    'sr_ddpg': 'DDPGConfig',
-    'sr_sac': 'SACConfig',
-    'vtrace': 'VTraceConfig',
-}
+def _collect() -> Dict[str, Registration]:
+  found: Dict[str, Registration] = {}
+  for module in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+    if not module.ispkg:
+      continue
+    for registration in getattr(importlib.import_module(f'{__name__}.{module.name}'),
+                                'REGISTERED', ()):
+      if registration.name in found:
+        raise ValueError(f'agent {registration.name!r} is registered twice: by '
+                         f'{found[registration.name].agent} and {registration.agent}')
+      found[registration.name] = registration
+  return dict(sorted(found.items()))
+
+
+# name -> Registration, for every agent folder.
+AGENTS: Dict[str, Registration] = _collect()
+# The agents that train several independent seeds in one learner (--num_seeds).
+MULTI_SEED_AGENTS: Tuple[str, ...] = tuple(n for n, r in AGENTS.items() if r.multi_seed)
+# Each agent's gin-bound config class name: the experiment runner binds `<config>.seed`
+# without importing the agent (and TensorFlow).
+CONFIG_CLASSES: Dict[str, str] = {name: r.config for name, r in AGENTS.items()}
 
 
 def agent_class(name: str):
   """The agent class registered as `name`."""
   if name not in AGENTS:
-    raise ValueError(f'unknown agent {name!r}; known agents: {", ".join(sorted(AGENTS))}')
-  module_name, class_name = AGENTS[name].split(':')
+    raise ValueError(f'unknown agent {name!r}; known agents: {", ".join(AGENTS)}')
+  module_name, class_name = AGENTS[name].agent.split(':')
   return getattr(importlib.import_module(module_name), class_name)

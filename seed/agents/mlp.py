@@ -10,8 +10,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-ACTIVATIONS = ('relu', 'tanh')
-INITIALIZERS = ('glorot', 'orthogonal')
+from seed.agents.choices import ACTIVATIONS, INITIALIZERS  # pylint: disable=unused-import
 
 
 class SeedStream:

@@ -12,11 +12,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-TORSOS = ('mlp', 'nature', 'impala_shallow', 'small_conv')
-# 'auto' picks a torso from the observation rank.
-TORSO_CHOICES = ('auto',) + TORSOS
-# The dtypes a torso's arithmetic may run in (its variables stay float32).
-TORSO_DTYPES = ('float32', 'bfloat16')
+from seed.agents.choices import TORSO_CHOICES, TORSO_DTYPES, TORSOS  # pylint: disable=unused-import
 
 # (filters, kernel size, stride) of each convolution, then the dense layer's width.
 CONV_SPECS = {

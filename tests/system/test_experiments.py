@@ -132,12 +132,6 @@ def test_argument_priority_command_line_then_overrides_then_saved_then_defaults(
   assert layers.resolve(defaults, empty, empty, empty).learner_flags == {}
 
 
-def test_every_agent_names_its_config_class():
-  for name, class_name in agents.CONFIG_CLASSES.items():
-    assert agents.agent_class(name).config_class.__name__ == class_name
-  assert set(agents.CONFIG_CLASSES) == set(agents.AGENTS)
-
-
 def run_experiments(*args, timeout_s=240):
   return subprocess.run([sys.executable, '-m', 'seed.experiments', *args], capture_output=True,
                         text=True, env=_env(), cwd=REPO, timeout=timeout_s)

@@ -14,9 +14,8 @@ from typing import Optional, Tuple
 
 import gin
 
+from seed.agents import choices
 from seed.agents import config_checks as checks
-from seed.agents import mlp
-from seed.agents import torsos
 
 OPTIMIZERS = ('adam', 'rmsprop')
 
@@ -113,8 +112,8 @@ class ACERConfig(ACERSharedConfig):
     checks.ints_at_least(self, 1, 'lstm_size')
     checks.non_negative(self, 'entropy_cost')
     checks.one_of(self, 'reward_clipping', checks.REWARD_CLIPPINGS)
-    checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
-    checks.one_of(self, 'initializer', mlp.INITIALIZERS)
+    checks.one_of(self, 'torso', choices.TORSO_CHOICES)
+    checks.one_of(self, 'initializer', choices.INITIALIZERS)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.widths(self, 'mlp_hidden_sizes')
 

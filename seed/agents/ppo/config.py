@@ -13,8 +13,8 @@ from typing import Optional, Tuple
 
 import gin
 
+from seed.agents import choices
 from seed.agents import config_checks as checks
-from seed.agents import torsos
 
 
 @gin.configurable
@@ -93,7 +93,7 @@ class PPOConfig:
     checks.positive(self, 'learning_rate', 'adam_epsilon', 'max_grad_norm',
                     'observation_clip', 'reward_scale')
     checks.one_of(self, 'normalize_observations', (True, False))
-    checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
+    checks.one_of(self, 'torso', choices.TORSO_CHOICES)
     checks.one_of(self, 'reward_clipping', checks.REWARD_CLIPPINGS)
     checks.value_normalization(self)
     checks.widths(self, 'hidden_sizes')

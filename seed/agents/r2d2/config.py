@@ -10,8 +10,8 @@ from typing import Optional, Tuple
 
 import gin
 
+from seed.agents import choices
 from seed.agents import config_checks as checks
-from seed.agents import torsos
 
 
 @gin.configurable
@@ -81,7 +81,7 @@ class R2D2Config:
     checks.positive(self, 'max_grad_norm', optional=True)
     checks.non_negative(self, 'rescaling_eps', optional=True)
     checks.non_negative(self, 'epsilon_alpha')
-    checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
-    checks.one_of(self, 'unroll_torso_dtype', torsos.TORSO_DTYPES)
+    checks.one_of(self, 'torso', choices.TORSO_CHOICES)
+    checks.one_of(self, 'unroll_torso_dtype', choices.TORSO_DTYPES)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.widths(self, 'mlp_hidden_sizes')

@@ -10,9 +10,8 @@ from typing import Optional, Tuple
 
 import gin
 
+from seed.agents import choices
 from seed.agents import config_checks as checks
-from seed.agents import mlp
-from seed.agents import torsos
 
 OPTIMIZERS = ('adam', 'rmsprop')
 
@@ -112,9 +111,9 @@ class VTraceConfig:
                     optional=True)
     checks.one_of(self, 'optimizer', OPTIMIZERS)
     checks.one_of(self, 'reward_clipping', checks.REWARD_CLIPPINGS)
-    checks.one_of(self, 'torso', torsos.TORSO_CHOICES)
-    checks.one_of(self, 'unroll_torso_dtype', torsos.TORSO_DTYPES)
-    checks.one_of(self, 'initializer', mlp.INITIALIZERS)
+    checks.one_of(self, 'torso', choices.TORSO_CHOICES)
+    checks.one_of(self, 'unroll_torso_dtype', choices.TORSO_DTYPES)
+    checks.one_of(self, 'initializer', choices.INITIALIZERS)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.one_of(self, 'normalize_advantages', (False, True))
     checks.value_normalization(self)

@@ -11,7 +11,7 @@ import ast
 import dataclasses
 import importlib.util
 import os
-from typing import Dict, Optional, Set
+from typing import Callable, Dict, Optional, Set
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Flag kinds as the submitter checks a value: absl's DEFINE_<kind> (seed.settings.KINDS).
@@ -25,6 +25,9 @@ class Flags:
   learner: Dict[str, str]   # flag name -> absl kind (string, integer, bool, ...)
   actor: Dict[str, str]
   job: Dict[str, str]       # seed-job's own flags: a sweep parameter must not shadow one
+  # (flag name, parsed value) -> why a program that has the flag refuses the value, or
+  # None: the settings' own checks (seed.settings.refusal).
+  refusal: Callable[[str, object], Optional[str]] = lambda name, value: None
 
 
 def read_flags(root: str = REPO_ROOT) -> Optional[Flags]:
@@ -34,8 +37,18 @@ def read_flags(root: str = REPO_ROOT) -> Optional[Flags]:
   spec = importlib.util.spec_from_file_location('seed_settings_of_checkout', path)
   settings = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(settings)
-  return Flags(*({setting.name: setting.kind for setting in schema}
-                 for schema in (settings.LEARNER, settings.ACTOR, settings.JOB)))
+  schemas = (settings.LEARNER, settings.ACTOR, settings.JOB)
+
+  def refusal(name: str, value: object) -> Optional[str]:
+    for schema in schemas:
+      setting = settings.by_name(schema).get(name)
+      problem = setting and settings.refusal(setting, value)
+      if problem:
+        return problem
+    return None
+
+  return Flags(*({setting.name: setting.kind for setting in schema} for schema in schemas),
+               refusal=refusal)
 
 
 def _is_configurable(decorator: ast.expr) -> bool:

@@ -82,6 +82,11 @@ def pass_through(extras: List[str], known: Optional[repo_source.Flags],
     checked = _typed(name, kind, value)
     if name in JOB_FLAGS and not float(checked) > 0:
       raise BadInput(f'--{name}={value}; expected seconds > 0')
+    parsed = (int(checked) if kind in repo_source.INT_KINDS else
+              float(checked) if kind in repo_source.FLOAT_KINDS else checked)
+    problem = known.refusal(name, parsed)  # What the program itself would refuse at start.
+    if problem:
+      raise BadInput(problem)
     if name in known.learner:
       learner[name] = checked
     if name in known.actor or JOB_FLAGS.get(name) == 'actor':

@@ -258,6 +258,19 @@ def _check_known_settings(c: 'Checker', where: str, container: dict, program: st
     if name.startswith(seed_settings.PREFIX) and name not in known:
       c.error(where, f'sets {name}, which is no setting of {program} (python -m '
               f'seed.settings --list lists them; SEED_<NAME> sets --<name>)')
+  # A ConfigMap read whole (envFrom) may serve both programs: each key must be a setting
+  # of one of them.
+  either = known | {seed_settings.variable_name(s.name)
+                    for s in seed_settings.LEARNER + seed_settings.ACTOR}
+  for source in container.get('envFrom', []):
+    if 'configMapRef' not in source:
+      continue
+    config_map = source['configMapRef']['name']
+    for key in c._config_map(config_map):  # pylint: disable=protected-access
+      name = source.get('prefix', '') + key
+      if name.startswith(seed_settings.PREFIX) and name not in either:
+        c.error(where, f'reads {name} from ConfigMap {config_map}, which is no setting of '
+                'seed-learner or seed-actor (python -m seed.settings --list lists them)')
 
 
 def _check_learner(c: Checker, obj: dict, pod: dict, container: dict) -> Dict[str, object]:

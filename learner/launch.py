@@ -1,7 +1,8 @@
 """Starting a learner from its flags: check them, load TensorFlow, parse gin, build, serve.
 
-`learner/main.py` only defines the flags and hands their values over as a
-`LearnerFlags`; everything a start does lives here, in order, so it reads top to bottom.
+`learner/main.py` only defines the flags (from seed.settings.LEARNER) and hands their
+values over as a `LearnerFlags`; everything a start does lives here, in order, so it
+reads top to bottom.
 """
 import dataclasses
 import logging

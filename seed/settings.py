@@ -300,7 +300,8 @@ JOB = (
     Setting('bootstrap_timeout_s', 'float', 3600.0,
         "How long an actor waits for the learner's TLS files (a GPU machine and its "
         'image can take many minutes to start; a timeout costs the actor replica a '
-        'restart).'),
+        'restart).',
+        check=above(0, 'seconds')),
     Setting('sweep_binding', 'multi_string', (),
         'NAME=Configurable.parameter: an argument --NAME=VALUE becomes the gin '
         'binding Configurable.parameter=VALUE.'),
@@ -334,16 +335,26 @@ def _shown(value: Any) -> str:
   return repr(value) if isinstance(value, str) else str(value)
 
 
+def refusal(setting: Setting, value: Any) -> Optional[str]:
+  """Why `value` is refused for `setting` (missing though required, not among its
+  choices, refused by its check), or None."""
+  if setting.required and value in (None, ''):
+    return (f'{setting.required} is not set: pass --{setting.name} or set '
+            f'{variable_name(setting.name)}')
+  if setting.choices and value not in setting.choices:
+    return f'--{setting.name}={_shown(value)}; expected one of {", ".join(setting.choices)}'
+  if setting.check is not None and value is not None and not setting.check.accepts(value):
+    return f'--{setting.name}={_shown(value)}; expected {setting.check.expected}'
+  return None
+
+
 def check(schema: Sequence[Setting], values: Any) -> None:
   """Raises ValueError for the first setting of `values` (attributes named as the
-  settings) that is missing though required, or that its check refuses."""
+  settings) that `refusal` refuses."""
   for setting in schema:
-    value = getattr(values, setting.name)
-    if setting.required and value in (None, ''):
-      raise ValueError(f'{setting.required} is not set: pass --{setting.name} or set '
-                       f'{variable_name(setting.name)}')
-    if setting.check is not None and value is not None and not setting.check.accepts(value):
-      raise ValueError(f'--{setting.name}={_shown(value)}; expected {setting.check.expected}')
+    problem = refusal(setting, getattr(values, setting.name))
+    if problem:
+      raise ValueError(problem)
 
 
 def _default_text(setting: Setting) -> str:

@@ -1,7 +1,7 @@
 """Starting an actor from its flags: check them, make the envs, stream until stopped.
 
-`actors/main.py` only defines the flags and hands their values over as an
-`ActorFlags`. Never imports TensorFlow.
+`actors/main.py` only defines the flags (from seed.settings.ACTOR) and hands their
+values over as an `ActorFlags`. Never imports TensorFlow.
 """
 import asyncio
 import json

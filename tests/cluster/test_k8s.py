@@ -309,10 +309,14 @@ def replace(path, value):
     (patch('Job', 'seed-actor', {'op': 'add', 'path': f'{ENV_0}/-',
                                  'value': {'name': 'SEED_NUM_ENV', 'value': '8'}}),
      'container actor: sets SEED_NUM_ENV, which is no setting of seed-actor'),
+    ({'configMapGenerator': [{'name': 'seed-experiment', 'behavior': 'merge',
+                              'literals': ['SEED_MAX_ENV_FRAME=1000']}]},
+     'reads SEED_MAX_ENV_FRAME from ConfigMap seed-experiment'),
 ], ids=['actors-minus-1', 'actors-two', 'actors-uneven', 'actors-not-indexed', 'learners-2',
         'stopped-exit-0', 'tensorboard-not-sidecar', 'actor-port', 'actor-id', 'ca-path',
         'logdir', 'health-port', 'probe-kind', 'tensorboard-on-service', 'grace-too-short',
-        'no-seccomp', 'writable-root', 'no-actor-liveness', 'api-token', 'unknown-setting'])
+        'no-seccomp', 'writable-root', 'no-actor-liveness', 'api-token', 'unknown-setting',
+        'unknown-shared-setting'])
 def test_check_names_what_is_wrong(k8s_dir, kustomization, message):
   result = run_check(write_overlay(k8s_dir, kustomization))
   assert result.returncode == 1, result.stdout + result.stderr

@@ -325,6 +325,8 @@ BAD_INPUT = {
         '--logdir cannot be set here', 'BUCKET/runs/RUN_NAME']),
     'bootstrap timeout not positive': ('train_toy_vtrace.sh', SETTINGS + [
         '--bootstrap_timeout_s=0'], ['--bootstrap_timeout_s=0; expected seconds > 0']),
+    'a value the actors would refuse': ('train_toy_vtrace.sh', SETTINGS + ['--num_splits=0'], [
+        '--num_splits=0; expected groups >= 1']),
     'timeout not a duration': ('train_toy_vtrace.sh', SETTINGS + ['--timeout=2days'], [
         '--timeout=2days is not valid', 'e.g. 90m, 36h or 3d']),
     'timeout zero': ('train_toy_vtrace.sh', SETTINGS + ['--timeout=0h'], [

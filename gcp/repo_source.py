@@ -25,9 +25,9 @@ class Flags:
   learner: Dict[str, str]   # flag name -> absl kind (string, integer, bool, ...)
   actor: Dict[str, str]
   job: Dict[str, str]       # seed-job's own flags: a sweep parameter must not shadow one
-  # (flag name, parsed value) -> why a program that has the flag refuses the value, or
-  # None: the settings' own checks (seed.settings.refusal).
-  refusal: Callable[[str, object], Optional[str]] = lambda name, value: None
+  # (flag name, parsed value, value as written) -> why a program that has the flag
+  # refuses the value, or None: the settings' own checks (seed.settings.refusal).
+  refusal: Callable[[str, object, str], Optional[str]] = lambda name, value, written: None
 
 
 def read_flags(root: str = REPO_ROOT) -> Optional[Flags]:
@@ -39,10 +39,10 @@ def read_flags(root: str = REPO_ROOT) -> Optional[Flags]:
   spec.loader.exec_module(settings)
   schemas = (settings.LEARNER, settings.ACTOR, settings.JOB)
 
-  def refusal(name: str, value: object) -> Optional[str]:
+  def refusal(name: str, value: object, written: str) -> Optional[str]:
     for schema in schemas:
       setting = settings.by_name(schema).get(name)
-      problem = setting and settings.refusal(setting, value)
+      problem = setting and settings.refusal(setting, value, written)
       if problem:
         return problem
     return None

@@ -80,11 +80,10 @@ def pass_through(extras: List[str], known: Optional[repo_source.Flags],
       else:
         raise BadInput(f'--{name} has no value; expected --{name}=VALUE')
     checked = _typed(name, kind, value)
-    if name in JOB_FLAGS and not float(checked) > 0:
-      raise BadInput(f'--{name}={value}; expected seconds > 0')
     parsed = (int(checked) if kind in repo_source.INT_KINDS else
               float(checked) if kind in repo_source.FLOAT_KINDS else checked)
-    problem = known.refusal(name, parsed)  # What the program itself would refuse at start.
+    # What the program itself would refuse at start, as the user wrote it.
+    problem = known.refusal(name, parsed, value)
     if problem:
       raise BadInput(problem)
     if name in known.learner:

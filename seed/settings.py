@@ -335,16 +335,18 @@ def _shown(value: Any) -> str:
   return repr(value) if isinstance(value, str) else str(value)
 
 
-def refusal(setting: Setting, value: Any) -> Optional[str]:
+def refusal(setting: Setting, value: Any, written: Optional[str] = None) -> Optional[str]:
   """Why `value` is refused for `setting` (missing though required, not among its
-  choices, refused by its check), or None."""
+  choices, refused by its check), or None. `written`: the value as the user typed it,
+  for the message (default: the parsed value)."""
   if setting.required and value in (None, ''):
     return (f'{setting.required} is not set: pass --{setting.name} or set '
             f'{variable_name(setting.name)}')
+  shown = _shown(value) if written is None else written
   if setting.choices and value not in setting.choices:
-    return f'--{setting.name}={_shown(value)}; expected one of {", ".join(setting.choices)}'
+    return f'--{setting.name}={shown}; expected one of {", ".join(setting.choices)}'
   if setting.check is not None and value is not None and not setting.check.accepts(value):
-    return f'--{setting.name}={_shown(value)}; expected {setting.check.expected}'
+    return f'--{setting.name}={shown}; expected {setting.check.expected}'
   return None
 
 

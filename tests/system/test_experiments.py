@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from seed import agents, config
+from seed import config
 from seed.experiments import layers, plan
 from tests.processes import REPO, _env
 

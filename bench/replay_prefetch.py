@@ -11,7 +11,7 @@ own shapes) as fast as the queue takes them. For each `--prefetch` depth it time
 `--steps` train steps after `--warmup` steps and prints steps/s and the time a step
 waited for its batch. With depth 0 the trainer draws each batch itself (elite ranks
 its candidates with the network first); with depth k a background thread draws up to
-k ahead (seed/replay/prefetch.py). On a machine with few cores both threads share
+k ahead (seed/inputs/prefetch.py). On a machine with few cores both threads share
 them, so report the core count beside the figures.
 """
 import argparse
@@ -55,9 +55,9 @@ def measure(env: str, mixture_json: str, prefetch: int, steps: int, warmup: int)
   import gin  # pylint: disable=g-import-not-at-top
   from seed.agents.vtrace import agent as agent_lib  # pylint: disable=g-import-not-at-top
   from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
-  from seed.replay import mixture_spec  # pylint: disable=g-import-not-at-top
-  from seed.replay.mixture import ReplayMixture  # pylint: disable=g-import-not-at-top
-  from seed.replay.prefetch import PrefetchingInput  # pylint: disable=g-import-not-at-top
+  from seed.inputs import mixture_spec  # pylint: disable=g-import-not-at-top
+  from seed.inputs.mixture import ReplayMixture  # pylint: disable=g-import-not-at-top
+  from seed.inputs.prefetch import PrefetchingInput  # pylint: disable=g-import-not-at-top
 
   spec = SPECS[env]
   gin.clear_config()

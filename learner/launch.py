@@ -10,9 +10,9 @@ import os
 from typing import List
 
 from seed import agents, config, security, settings
-from seed.learner import run_lock, run_status
 from seed.inference.server import StreamLimits
-from seed.replay import mixture_spec
+from seed.inputs import mixture_spec
+from seed.learner import run_lock, run_status
 
 _log = logging.getLogger(__name__)
 

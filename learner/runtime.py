@@ -7,28 +7,22 @@ import threading
 import time
 from typing import Optional
 
-import gin
 import grpc
 
 from seed import agents
 from seed import security, settings
 from seed.envs import EnvConfig
-from seed.learner.periodic_evaluation import PeriodicEvaluation
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
 from seed.inference.health import Health, start_health_server
 from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.inference.step_processor import StepProcessor
+from seed.inputs import build as inputs
 from seed.learner.checkpoint import Checkpointer, checkpoint_dir
 from seed.learner.counters import Counters
 from seed.learner.metrics import Metrics, TuningReport
+from seed.learner.periodic_evaluation import PeriodicEvaluation
 from seed.learner.trainer import Trainer
-from seed.replay import mixture_spec
-from seed.replay.fresh_then_replay import FreshThenReplay
-from seed.replay.lockstep import LockstepInput
-from seed.replay.mixture import ReplayMixture
-from seed.replay.prefetch import PrefetchingInput
-from seed.replay.replay_input import ReplayInput
 
 _log = logging.getLogger(__name__)
 
@@ -70,36 +64,9 @@ class Learner:
                            log_train_steps=options.log_train_steps)
     self.tuning_report = (TuningReport(options.hypertune_metric) if options.hypertune_metric
                           else None)
-    if options.lockstep and self.agent.input_kind != 'fifo':
-      raise ValueError(f'--lockstep is for the agents that train from a queue (vtrace, ppo); '
-                       f'{options.agent} samples a replay at its own ratio')
-    if self.agent.input_kind == 'replay':
-      if options.replay_parameters:
-        raise ValueError(
-            f'--replay_parameters is for the agents that train from a queue (vtrace, ppo); '
-            f'{options.agent} samples its own replay, set by ReplayInput.* gin bindings')
-      self.agent_input = ReplayInput(self.agent.batch_unrolls, self.stop_event,
-                                     seed=options.seed, num_seeds=self.agent.num_seeds,
-                                     **_replay_ratio(self.agent))
-      # Per seed: each seed's env steps count toward its warm-up and its resets.
-      _check_resets_after_warm_up(self.agent, self.agent_input.limiter.min_size_to_sample //
-                                  self.agent.num_seeds)
-    elif self.agent.input_kind == 'fifo':
-      self.agent_input = _replay_mixture(self.agent, options, self.stop_event)
-      if options.lockstep:
-        self.agent_input = LockstepInput(self.agent_input, self.agent.batch_unrolls,
-                                         self.stop_event)
-    elif self.agent.input_kind == 'fresh_then_replay':
-      if options.replay_parameters:
-        raise ValueError(
-            f'--replay_parameters is for the agents that train from a queue (vtrace, ppo); '
-            f'{options.agent} replays on its own schedule, set by its config '
-            '(replay_ratio, replay_capacity_unrolls, replay_start_unrolls)')
-      self.agent_input = FreshThenReplay(self.agent.batch_unrolls, self.agent.replay_schedule,
-                                         self.stop_event, seed=options.seed)
-    else:
-      raise ValueError(f'agent {options.agent!r} has input_kind {self.agent.input_kind!r}; '
-                       "expected 'fifo', 'replay' or 'fresh_then_replay'")
+    self.agent_input = inputs.agent_input(
+        self.agent, options.agent, self.stop_event, seed=options.seed,
+        lockstep=options.lockstep, replay_parameters=options.replay_parameters)
     self.processor = StepProcessor(
         self.agent, options.inference_batch_size, self.env_spec.frames_per_step,
         put_unroll=self.agent_input.put if options.train else _drop,
@@ -110,7 +77,7 @@ class Learner:
     # Every variable must exist before a checkpoint is read: warm up first.
     self.processor.warm_up()
     saved_replay = (self.agent_input if options.checkpoint_replay and
-                    getattr(self.agent_input, 'saves_anything', True) else None)
+                    self.agent_input.saves_anything else None)
     self.checkpointer = Checkpointer(checkpoint_dir(options.logdir),
                                      self.agent.checkpoint_items(), self.counters,
                                      replay=saved_replay)
@@ -302,63 +269,6 @@ def _exit_if_stuck(limit_s: float, checkpointed) -> None:
     logging.shutdown()
     os._exit(0 if checkpointed() else 1)
   threading.Thread(target=watch, name='shutdown-watchdog', daemon=True).start()
-
-
-def _replay_mixture(agent, options: LearnerOptions, stop_event: threading.Event):
-  """The input of a queue-fed agent: the --replay_parameters mixture, else gin's."""
-  config = mixture_spec.ReplayMixtureConfig()
-  specs = (mixture_spec.parse_json(options.replay_parameters) if options.replay_parameters
-           else mixture_spec.parse_specs(config.replays))
-  if options.lockstep and [spec.kind for spec in specs] != ['queue']:
-    # Each batch must be the next batch_unrolls unrolls, which only a lone queue gives.
-    raise ValueError(f'--lockstep needs the queue alone as the replay mixture, got '
-                     f'{", ".join(spec.kind for spec in specs)}')
-  mixture = ReplayMixture(
-      specs, agent.batch_unrolls, stop_event, seed=options.seed,
-      samples_per_insert=config.samples_per_insert, min_fill_unrolls=config.min_fill_unrolls,
-      features=agent.replay_features if agent.feature_output else None,
-      feature_output=agent.feature_output, agent_name=options.agent,
-      accepted_kinds=agent.mixture_kinds)
-  if config.prefetch_batches:
-    return PrefetchingInput(mixture, agent.batch_unrolls, config.prefetch_batches, stop_event)
-  return mixture
-
-
-def _replay_ratio(agent) -> dict:
-  """The agent's own samples_per_insert, for agents that derive it (SAC: updates_per_step).
-
-  A gin binding of ReplayInput.samples_per_insert would be silently overridden by
-  the explicit argument, so it is refused instead.
-  """
-  samples_per_insert = agent.samples_per_insert
-  if samples_per_insert is None:
-    return {}
-  try:
-    bound = gin.query_parameter('ReplayInput.samples_per_insert')
-  except ValueError:
-    bound = None
-  if bound is not None:
-    raise ValueError(
-        f'ReplayInput.samples_per_insert = {bound} is bound, but {type(agent).__name__} sets '
-        f'it to updates_per_step * minibatch_transitions = {samples_per_insert:g}; remove the '
-        'binding and set the agent\'s updates_per_step instead.')
-  return {'samples_per_insert': samples_per_insert}
-
-
-def _check_resets_after_warm_up(agent, warm_up_steps: int) -> None:
-  """Refuses resets more often than the uniform random steps before learning: an
-  interval that short is a slip of units, and the agent would hardly learn between."""
-  interval = agent.reset_interval_env_steps
-  if interval is None or interval > warm_up_steps:
-    return
-  config = agent.config
-  field = ('reset_interval_env_steps' if config.reset_interval_env_steps is not None
-           else 'reset_interval_updates')
-  raise ValueError(
-      f'{type(config).__name__}.{field} = {getattr(config, field)} resets every {interval:g} '
-      f'env steps (updates_per_step = {config.updates_per_step}), not more than the warm-up of '
-      f'ReplayInput.min_fill_unrolls = {warm_up_steps} uniform random steps; accepted: an '
-      f'interval of more than {warm_up_steps} env steps.')
 
 
 def _drop(unroll) -> bool:

@@ -160,10 +160,10 @@ LEARNER = (
         "--max_env_frames (IMPALA and SEED do, as cleanrl's anneal_lr); needs "
         '--max_env_frames.'),
     Setting('lockstep', 'bool', False,
-        'Act and train in lockstep (V-trace, PPO): the unroll that completes a batch '
-        'waits until that batch is trained, so every step after it acts with the new '
-        'parameters. With --seed, one actor (--num_splits=1) and the default queue, a'
-        ' run repeats exactly; slower.'),
+        'Act and train in lockstep (every agent): each unroll waits until every batch'
+        ' it made ready (queued, or allowed by the replay ratio) is trained, so every '
+        'step after it acts with the new parameters. With --seed and one actor '
+        '(--num_splits=1) a run repeats exactly; slower.'),
     Setting('eval_interval_s', 'float', 0.0,
         'Evaluate a checkpoint this often while training (0: never): after a '
         'checkpoint, python -m seed.evaluate plays --eval_episodes greedy episodes in'

@@ -16,9 +16,24 @@ take them as structures. Each type serves for one item and for a batch of them: 
 batch has a leading [B] dimension on every array. NumPy only: actors and the replay
 import this module without TensorFlow.
 """
+import enum
 from typing import Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
+
+class InputKind(str, enum.Enum):
+  """What an agent trains from (seed.inputs builds the input for each kind). A str, so
+  a kind compares equal to its name ('fifo') in configs and logs."""
+  FIFO = 'fifo'
+  """Each unroll once, in arrival order, through a replay mixture whose default is the
+  queue alone (on-policy: V-trace, PPO; seed.inputs.mixture)."""
+  REPLAY = 'replay'
+  """Prioritized sequence replay at a sample-to-insert ratio (R2D2, SAC, DDPG, Reactor;
+  seed.inputs.replay_input)."""
+  FRESH_THEN_REPLAY = 'fresh_then_replay'
+  """Each fresh batch, then a Poisson number of replayed ones (ACER; the agent sets
+  `replay_schedule`; seed.inputs.fresh_then_replay)."""
+
 
 # The fields every step carries, besides the agent's policy outputs.
 STEP_FIELDS = ('observation', 'reward', 'terminated', 'truncated', 'action')

@@ -1,17 +1,25 @@
-"""Learning runs for tests: train a learner with actor processes until a target return,
-and find where episodes.csv first reached it (as the learner's own target check does)."""
+"""Learning runs for tests: train a learner with an actor process until a target return,
+and find where episodes.csv first reached it (as the learner's own target check does).
+
+Every run is in lockstep (--lockstep, seed.inputs.lockstep): one actor steps all its envs
+in one request and each unroll waits until the batches it made ready are trained, so a
+run with the same seeds repeats exactly (tests/system/test_seeding.py) and the frames a
+test states are the frames it takes, every time.
+"""
 import numpy as np
 
 from tests.processes import Run
 
+LOCKSTEP_FLAGS = ('--lockstep', '--seed=0')
 
-def train_until(tmp_path, gin_file, target, max_frames, window, num_actors=2, num_envs=4,
-                bindings=None, agent='vtrace', learner_flags=()):
+
+def train_until(tmp_path, gin_file, target, max_frames, window, num_envs=8, bindings=None,
+                agent='vtrace', learner_flags=()):
   with Run(tmp_path / 'run', gin_file, agent=agent, gin_bindings=bindings,
            learner_flags=[f'--target_return={target}', f'--max_env_frames={max_frames}',
-                          f'--return_window={window}', *learner_flags]) as run:
+                          f'--return_window={window}', *LOCKSTEP_FLAGS, *learner_flags]) as run:
     run.start_learner()
-    run.start_actors(num_actors, num_envs)
+    run.start_actors(1, num_envs, extra_flags=['--seed=0', '--num_splits=1'])
     assert run.wait_learner(timeout_s=840) == 0, run.learner_log()
     episodes = run.episodes()
   return first_solved(episodes, target, window, label=bindings or gin_file)

@@ -55,8 +55,8 @@ import numpy as np
 
 from bench.faults.outcome import Outcome, Stopwatch
 from bench.processes import REPO, child_env
+from seed.inputs.replay_input import ReplayInput
 from seed.learner.counters import Counters
-from seed.replay.replay_input import ReplayInput
 from tests.unit import test_replay
 
 CI_COUNT = 50

@@ -117,7 +117,7 @@ def _prefill_main(logdir: str, agent_name: str, gin_file: str) -> None:
   from seed.inference.env_state import EnvTable  # pylint: disable=g-import-not-at-top
   from seed.inference import step_processor  # pylint: disable=g-import-not-at-top
   from seed.learner.runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
-  from seed.replay.replay_input import ReplayInput  # pylint: disable=g-import-not-at-top
+  from seed.inputs.replay_input import ReplayInput  # pylint: disable=g-import-not-at-top
   agents.agent_class(agent_name)
   config.parse_gin([gin_file], [])
   learner = Learner(LearnerOptions(logdir=logdir, agent=agent_name))

@@ -28,11 +28,8 @@ def check_discrete_spec(env_spec: spec_lib.EnvSpec, agent_name: str) -> None:
 class Agent(abc.ABC):
   """What the learner needs from an agent."""
 
-  # 'fifo': each unroll is used once, in arrival order (on-policy: V-trace, PPO).
-  # 'replay': unrolls go to a replay buffer (R2D2, SAC, DDPG).
-  # 'fresh_then_replay': each fresh batch, then a Poisson number of replayed ones
-  # (ACER; the agent sets `replay_schedule`, seed.replay.fresh_then_replay).
-  input_kind: str = 'fifo'
+  # What it trains from (seed.types.InputKind; seed.inputs builds the input).
+  input_kind: types.InputKind = types.InputKind.FIFO
 
   # The policy outputs the train step reads; the unroll builder keeps only these.
   trained_outputs: Tuple[str, ...] = ()
@@ -41,7 +38,7 @@ class Agent(abc.ABC):
   # elite and attentive replay compare with `replay_features`; None: the agent has none.
   feature_output: Optional[str] = None
 
-  # Replay kinds a queue-fed agent's mixture may hold (seed.replay.mixture_spec.KINDS):
+  # Replay kinds a queue-fed agent's mixture may hold (seed.inputs.mixture_spec.KINDS):
   # 'prioritized' needs TrainResult.priorities and a loss weighted by Sample.weights.
   mixture_kinds: Tuple[str, ...] = ('queue', 'uniform')
 

@@ -123,7 +123,7 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   A non-finite loss or gradient skips the update of every seed.
   """
 
-  input_kind = 'replay'
+  input_kind = types.InputKind.REPLAY
   log_names: Tuple[str, ...] = ()
 
   def __init__(self, env_spec, config: OffPolicyConfig):

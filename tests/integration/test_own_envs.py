@@ -240,8 +240,8 @@ def test_every_box_dtype_reaches_the_network_as_its_values(dtype, scale):
 def test_a_packaged_env_with_bool_observations_learns_through_grpc(own_package, tmp_path):
   # Learner and actors import the package through PYTHONPATH and send bool
   # observations over the wire; the policy can only score by reading the bit: a policy
-  # blind to it averages 10 of 20 (a 20-episode mean has a spread of about 0.5). Seed
-  # 0 passed 14 at about 25K frames.
+  # blind to it averages 10 of 20 (a 20-episode mean has a spread of about 0.5). In
+  # lockstep (tests.learning_runs), seed 0 passes 14 at 20,472 frames.
   from tests.learning_runs import train_until  # pylint: disable=g-import-not-at-top
   frames, mean_return = train_until(
       tmp_path, 'gin/classic/vtrace.gin', target=14.0, max_frames=40_000, window=20,

@@ -1,6 +1,8 @@
 """--seed makes a run repeat where the environment allows: with --lockstep and one actor
 stepping all its envs in one request, two runs of the same config and seed train on the
-same batches and log the same losses, step for step; another seed does not."""
+same batches and log the same losses, step for step; another seed does not. So for every
+input kind: the queue (V-trace), replay at a ratio (R2D2, SAC), ACER's fresh batches then
+replayed ones."""
 import csv
 import os
 
@@ -15,10 +17,11 @@ TRAIN_STEPS = 6
 MAX_ENV_FRAMES = (TRAIN_STEPS + 2) * 16 * 21
 
 
-def _run(tmp_path, name, seed):
-  with Run(tmp_path / name, 'gin/toy/vtrace.gin',
+def _run(tmp_path, name, seed, gin_file='gin/toy/vtrace.gin', agent='vtrace',
+         max_env_frames=MAX_ENV_FRAMES):
+  with Run(tmp_path / name, gin_file, agent=agent,
            learner_flags=[f'--seed={seed}', '--lockstep', '--log_train_steps',
-                          f'--max_env_frames={MAX_ENV_FRAMES}']) as run:
+                          f'--max_env_frames={max_env_frames}']) as run:
     run.start_learner()
     run.start_actors(1, 4, extra_flags=[f'--seed={seed}', '--num_splits=1'])
     assert run.wait_learner(timeout_s=300) == 0, run.learner_log()
@@ -27,7 +30,7 @@ def _run(tmp_path, name, seed):
   with open(os.path.join(run.logdir, 'episodes.csv')) as f:
     # Frames, return, length (not wall time) of the episodes that ended before the
     # budget: once the learner stops, acting no longer waits for training.
-    episodes = [row[:3] for row in list(csv.reader(f))[1:] if int(row[0]) < MAX_ENV_FRAMES]
+    episodes = [row[:3] for row in list(csv.reader(f))[1:] if int(row[0]) < max_env_frames]
   return steps, episodes
 
 
@@ -46,12 +49,17 @@ def test_same_seed_same_losses_step_for_step_and_another_seed_differs(tmp_path):
   assert [row[total] for row in first[1:4]] != [row[total] for row in other[1:4]]
 
 
-def test_lockstep_needs_the_queue_alone():
-  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
-  mixture = ('[{"kind": "queue", "capacity": 1, "sample_ratio": 0.5}, '
-             '{"kind": "uniform", "capacity": 100, "sample_ratio": 0.5}]')
-  options = learner_runtime.LearnerOptions(logdir='unused', lockstep=True,
-                                           replay_parameters=mixture)
-  with pytest.raises(ValueError, match=r'--lockstep needs the queue alone as the replay '
-                     r'mixture, got queue, uniform'):
-    learner_runtime._replay_mixture(None, options, None)  # pylint: disable=protected-access
+# Frames that take each past its warm-up into several train steps: R2D2's 64 unrolls
+# of MemoryCue, SAC's 1,000 random steps (then one update per step), ACER's 100 traces
+# before replayed batches (16 x 20-step unrolls a fresh batch, then Poisson(4) replayed).
+@pytest.mark.parametrize('agent, max_env_frames', [('r2d2', 2_000), ('sac', 1_300),
+                                                   ('acer', 3_000)])
+def test_an_agent_that_replays_repeats_too(tmp_path, agent, max_env_frames):
+  first, first_episodes = _run(tmp_path, 'a', 5, f'gin/toy/{agent}.gin', agent, max_env_frames)
+  again, again_episodes = _run(tmp_path, 'b', 5, f'gin/toy/{agent}.gin', agent, max_env_frames)
+  # The last steps, as the learner stops at its budget, may be cut at another one.
+  common = min(len(first), len(again)) - 1
+  assert common > 5, (len(first), len(again))
+  assert first[:common] == again[:common]
+  episodes = min(len(first_episodes), len(again_episodes))
+  assert episodes > 3 and first_episodes[:episodes] == again_episodes[:episodes]

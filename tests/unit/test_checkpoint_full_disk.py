@@ -11,9 +11,9 @@ import tensorflow as tf
 
 from bench.faults import full_disk
 from bench.faults.outcome import Unavailable
+from seed.inputs.replay_input import ReplayInput
 from seed.learner.checkpoint import Checkpointer, CheckpointWriteError
 from seed.learner.counters import Counters
-from seed.replay.replay_input import ReplayInput
 from tests.unit.test_replay import sequence
 
 pytestmark = pytest.mark.timeout(120)

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
+from seed.inputs.replay_input import ReplayInput
 from seed.replay.contextual_priority import contextual_priorities
 from seed.replay.prioritized import PrioritizedReplay
-from seed.replay.replay_input import ReplayInput
 from tests.unit.test_replay import _assert_frequencies, make_unroll
 
 

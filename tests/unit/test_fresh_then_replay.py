@@ -1,4 +1,4 @@
-"""ACER's data schedule (seed.replay.fresh_then_replay): each fresh batch, then a
+"""ACER's data schedule (seed.inputs.fresh_then_replay): each fresh batch, then a
 Poisson number of replayed ones; warm-up, backpressure, checkpoints and bad input."""
 import os
 import threading
@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from seed.replay.fresh_then_replay import FreshThenReplay, ReplaySchedule
+from seed.inputs.fresh_then_replay import FreshThenReplay, ReplaySchedule
 from tests.unit.test_replay import make_unroll
 
 

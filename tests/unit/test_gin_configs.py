@@ -6,10 +6,10 @@ import gin
 import pytest
 
 from seed import agents, config
-from seed.learner import runtime as learner_runtime
 from seed.envs import EnvConfig
-from seed.replay.fresh_then_replay import FreshThenReplay
-from seed.replay.replay_input import ReplayInput
+from seed.inputs import build as inputs
+from seed.inputs.fresh_then_replay import FreshThenReplay
+from seed.inputs.replay_input import ReplayInput
 from tests.processes import REPO
 
 GIN_FILES = sorted(glob.glob(os.path.join(REPO, 'gin', '*', '*.gin')))
@@ -32,7 +32,7 @@ def test_config_builds(path):
     assert isinstance(agent.config, agent_class.config_class)
     assert agent.batch_unrolls >= 1 and agent.unroll_length >= 1
     if agent.input_kind == 'replay':  # Its gin bindings must build too.
-      replay = ReplayInput(agent.batch_unrolls, **learner_runtime._replay_ratio(agent))
+      replay = ReplayInput(agent.batch_unrolls, **inputs._replay_ratio(agent))
       assert replay.fill == 0.0
     if agent.input_kind == 'fresh_then_replay':  # ACER's schedule must build too.
       schedule = FreshThenReplay(agent.batch_unrolls, agent.replay_schedule)
@@ -81,7 +81,7 @@ def test_agents_that_set_the_replay_ratio_refuse_a_bound_one():
     agent = agents.agent_class('sac')(EnvConfig().spec())
     with pytest.raises(ValueError, match=r'ReplayInput.samples_per_insert = 4.0 is bound.*'
                        r'updates_per_step \* minibatch_transitions = 256'):
-      learner_runtime._replay_ratio(agent)
+      inputs._replay_ratio(agent)
   finally:
     gin.clear_config()
 
@@ -101,8 +101,8 @@ def test_resets_within_the_warm_up_are_refused(agent_name, binding, message):
   try:
     agent = agents.agent_class(agent_name)(EnvConfig().spec())
     with pytest.raises(ValueError, match=message):
-      learner_runtime._check_resets_after_warm_up(agent, warm_up_steps=10000)
-    learner_runtime._check_resets_after_warm_up(agent, warm_up_steps=100)  # Fine.
+      inputs.check_resets_after_warm_up(agent, warm_up_steps=10000)
+    inputs.check_resets_after_warm_up(agent, warm_up_steps=100)  # Fine.
   finally:
     gin.clear_config()
 

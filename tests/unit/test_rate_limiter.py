@@ -1,11 +1,11 @@
-"""Tests for seed.replay.rate_limiter."""
+"""Tests for seed.inputs.rate_limiter."""
 import threading
 import time
 
 import pytest
 
-from seed.replay.rate_limiter import SampleToInsertRatio
-from seed.replay.replay_input import ReplayInput
+from seed.inputs.rate_limiter import SampleToInsertRatio
+from seed.inputs.replay_input import ReplayInput
 
 _SHORT_S = 0.02  # A wait that must time out.
 _LONG_S = 5.0  # A wait that must be released long before this.

@@ -1,4 +1,4 @@
-"""Tests for seed.replay.sum_tree, seed.replay.prioritized and seed.replay.replay_input.
+"""Tests for seed.replay.sum_tree, seed.replay.prioritized and seed.inputs.replay_input.
 
 The helpers that make test unrolls (make_unroll, stacked_frames, transition,
 sequence, assert_unroll_equal, row) serve the other tests/unit/test_replay_*.py files too.
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from seed import types
+from seed.inputs.replay_input import ReplayInput
 from seed.replay import prioritized
 from seed.replay.prioritized import PrioritizedReplay
-from seed.replay.replay_input import ReplayInput
 from seed.replay.sum_tree import SumTree
 
 

@@ -1,4 +1,4 @@
-"""Replay mixtures (seed.replay.mixture_spec, mixture, prefetch): specs, shares, what a
+"""Replay mixtures (seed.inputs.mixture_spec, mixture, prefetch): specs, shares, what a
 batch is made of, priorities, ranking, checkpoints, backpressure and prefetching."""
 import json
 import os
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from seed import types
-from seed.replay import mixture_spec
-from seed.replay.mixture import ID_SHIFT, ReplayMixture
-from seed.replay.prefetch import PrefetchingInput
+from seed.inputs import mixture_spec
+from seed.inputs.mixture import ID_SHIFT, ReplayMixture
+from seed.inputs.prefetch import PrefetchingInput
 from tests.unit.test_replay import make_unroll
 
 NUM_ACTIONS = 3

@@ -116,7 +116,7 @@ def test_num_seeds_flag_binds_the_agents_config_or_is_refused():
 
 
 def test_a_replay_per_seed_fed_by_env_and_sampled_seed_by_seed(tmp_path):
-  from seed.replay.replay_input import ReplayInput  # pylint: disable=g-import-not-at-top
+  from seed.inputs.replay_input import ReplayInput  # pylint: disable=g-import-not-at-top
   from tests.unit.test_replay import make_unroll  # pylint: disable=g-import-not-at-top
   replays = ReplayInput(2, capacity_unrolls=10, min_fill_unrolls=2, samples_per_insert=1.0,
                         priority_exponent=0.0, importance_exponent=0.0, num_seeds=2)

@@ -3,7 +3,7 @@ Retrace targets, truncated importance weights with bias correction and an effici
 trust region, trained on each fresh batch and a Poisson number of replayed ones.
 
 Actors act with `inference` (sampling from the current policy on the learner, as
-V-trace's do); whole traces of T + 1 steps go to seed.replay.fresh_then_replay,
+V-trace's do); whole traces of T + 1 steps go to seed.inputs.fresh_then_replay,
 which hands out each fresh batch and then n ~ Poisson(replay_ratio) batches from a
 uniform replay. Every batch gets the same update: its stored behaviour logits are
 mu, so a fresh batch has rho close to 1 and a replayed one is corrected off-policy.

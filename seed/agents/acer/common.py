@@ -5,10 +5,10 @@ import tensorflow as tf
 
 from seed import types
 from seed.agents import base
+from seed.inputs.fresh_then_replay import ReplaySchedule
 from seed.losses import acer as acer_losses
 from seed.losses import sac as sac_losses
 from seed.losses import shapes
-from seed.replay.fresh_then_replay import ReplaySchedule
 
 
 def make_optimizer(config) -> keras.optimizers.Optimizer:
@@ -72,7 +72,7 @@ class ACERAgentBase(base.Agent):
   """The schedule and sizes both ACER agents take from their config
   (an ACERSharedConfig)."""
 
-  input_kind = 'fresh_then_replay'
+  input_kind = types.InputKind.FRESH_THEN_REPLAY
 
   @property
   def unroll_length(self) -> int:

@@ -11,7 +11,7 @@ Acting: the learner samples raw = phi(x) + sigma eps (the mean for `--eval` envs
 stores `mean` and `raw_action` (the unclipped sample, whose density the importance
 weights need) and sends the env the sample mapped onto its box (clipped).
 
-Each batch, fresh or replayed (seed.replay.fresh_then_replay), gets one update:
+Each batch, fresh or replayed (seed.inputs.fresh_then_replay), gets one update:
   - Q^ret from seed.losses.retrace with c_t = lambda min(1, rho_t^(1/A)), bootstrapping
     from V; Q^opc the same with every c_t = 1 (the policy gradient's target);
   - the Q~ loss 1/2 (Q^ret - Q~(x, a))^2 (into V and A) and the V loss

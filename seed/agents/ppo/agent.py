@@ -54,7 +54,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
   on the policy, so it is an attribute of each agent.
   """
 
-  input_kind = 'fifo'
+  input_kind = types.InputKind.FIFO
   config_class = config_lib.PPOConfig
 
   def __init__(self, env_spec, config: Optional[config_lib.PPOConfig] = None):

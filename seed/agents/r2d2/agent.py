@@ -34,7 +34,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
   Every hyperparameter is in `config` (an R2D2Config, which gin binds).
   """
 
-  input_kind = 'replay'
+  input_kind = types.InputKind.REPLAY
   trained_outputs = ()  # Training recomputes Q; the acting 'q' is not stored.
   config_class = config_lib.R2D2Config
 

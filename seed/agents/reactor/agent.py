@@ -4,7 +4,7 @@ replay of sequences with distributional Retrace and the beta-LOO policy gradient
 
 Actors act with `inference` (sampling from the current policy on the learner, as
 V-trace's and ACER's do); sequences of T + 1 steps go to the prioritized replay
-(seed.replay.replay_input, input_kind 'replay'), which hands them back weighted by
+(seed.inputs.replay_input, input_kind 'replay'), which hands them back weighted by
 their importance weights. Each train step, for every sequence:
   - Z(x_t, .) are the softmax of the network's [A, N] logits over the atoms z_j;
     Q(x_t, a) = sum_j z_j Z(x_t, a)_j;
@@ -46,7 +46,7 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
   """Policy + return-distribution network and Reactor's losses; see the module
   docstring. Every hyperparameter is in `config` (a ReactorConfig, which gin binds)."""
 
-  input_kind = 'replay'
+  input_kind = types.InputKind.REPLAY
   trained_outputs = ('logits',)
   config_class = config_lib.ReactorConfig
 

@@ -32,7 +32,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
   do, so an evaluation reports the greedy policy (categorical_acting).
   """
 
-  input_kind = 'fifo'
+  input_kind = types.InputKind.FIFO
   trained_outputs = ('logits',)
   # Elite and attentive replay compare policies: the logits are the feature vectors.
   feature_output = 'logits'

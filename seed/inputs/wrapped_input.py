@@ -3,12 +3,13 @@ wrapper does not change goes to the input it wraps."""
 from typing import Dict, Optional
 
 from seed import types
+from seed.inputs.protocol import AgentInput
 
 
 class WrappedInput:
   """Delegates the agent-input interface to `inner`; subclasses override what they change."""
 
-  def __init__(self, inner):
+  def __init__(self, inner: AgentInput):
     self.inner = inner
 
   def put(self, unroll: types.Unroll) -> bool:
@@ -16,6 +17,9 @@ class WrappedInput:
 
   def sample(self, batch_unrolls: int, timeout_s: float = 0.5) -> Optional[types.Sample]:
     return self.inner.sample(batch_unrolls, timeout_s)
+
+  def ready(self, batch_unrolls: int) -> bool:
+    return self.inner.ready(batch_unrolls)
 
   def update_priorities(self, ids, priorities) -> None:
     self.inner.update_priorities(ids, priorities)
@@ -29,7 +33,7 @@ class WrappedInput:
 
   @property
   def saves_anything(self) -> bool:
-    return getattr(self.inner, 'saves_anything', True)
+    return self.inner.saves_anything
 
   def save(self, checkpoint_path: str) -> None:
     self.inner.save(checkpoint_path)

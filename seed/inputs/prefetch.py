@@ -13,7 +13,7 @@ import threading
 from typing import Dict, Optional
 
 from seed import types
-from seed.replay.wrapped_input import WrappedInput
+from seed.inputs.wrapped_input import WrappedInput
 
 
 class PrefetchingInput(WrappedInput):
@@ -58,6 +58,11 @@ class PrefetchingInput(WrappedInput):
       if self.error is not None:
         raise RuntimeError('preparing batches failed') from self.error
       return None
+
+  def ready(self, batch_unrolls: int) -> bool:
+    """A prepared batch is waiting."""
+    del batch_unrolls
+    return not self._ready.empty()
 
   def stats(self) -> Dict[str, float]:
     return dict(self.inner.stats(), **{'replay/prefetched_batches': float(self._ready.qsize())})

@@ -18,9 +18,9 @@ from typing import Dict, NamedTuple, Optional
 import numpy as np
 
 from seed import types
+from seed.inputs.replay_input import ReplayInput
 from seed.replay.fifo import UnrollFifo
 from seed.replay.prioritized import PrioritizedReplay
-from seed.replay.replay_input import ReplayInput
 
 _log = logging.getLogger(__name__)
 
@@ -87,6 +87,13 @@ class FreshThenReplay:
       self.fresh_batches += 1
     return fresh
 
+  def ready(self, batch_unrolls: int) -> bool:
+    """A replayed batch is due (and the replay holds enough), or a fresh one is queued."""
+    with self._lock:
+      if self._replays_due > 0 and len(self.replay) >= self.replay_start_unrolls:
+        return True
+    return len(self.queue) >= batch_unrolls
+
   def update_priorities(self, ids, priorities) -> None:
     """Uniform replay: priorities are not used."""
     del ids, priorities
@@ -101,6 +108,11 @@ class FreshThenReplay:
   def fill(self) -> float:
     """The FIFO's fill (what holds the actors back)."""
     return self.queue.fill
+
+  @property
+  def saves_anything(self) -> bool:
+    """The replay is kept with every checkpoint."""
+    return True
 
   def save(self, checkpoint_path: str) -> None:
     """Writes the replay next to a checkpoint (the FIFO's few fresh traces are not kept)."""

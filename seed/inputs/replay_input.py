@@ -9,8 +9,8 @@ import gin
 import numpy as np
 
 from seed import types
+from seed.inputs.rate_limiter import SampleToInsertRatio
 from seed.replay.prioritized import PrioritizedReplay
-from seed.replay.rate_limiter import SampleToInsertRatio
 
 _log = logging.getLogger(__name__)
 
@@ -118,6 +118,11 @@ class ReplayInput:
                         data=types.concat_unrolls([s.data for s in samples]),
                         weights=np.concatenate([s.weights for s in samples]))
 
+  def ready(self, batch_unrolls: int) -> bool:
+    """Every seed's replay holds something and the ratio allows a batch now."""
+    return (all(len(replay) for replay in self.replays) and
+            self.limiter.can_sample(batch_unrolls * len(self.replays)))
+
   def update_priorities(self, ids, priorities) -> None:
     """New priorities of sampled `ids` (a Sample's, seed by seed with N seeds); those
     overwritten since are skipped."""
@@ -141,6 +146,11 @@ class ReplayInput:
   def _num_stored(self) -> int:
     """Sequences held, in every seed's replay."""
     return sum(len(replay) for replay in self.replays)
+
+  @property
+  def saves_anything(self) -> bool:
+    """The replays are kept with every checkpoint."""
+    return True
 
   @staticmethod
   def _path(checkpoint_path: str, seed_index: int) -> str:

@@ -1,6 +1,6 @@
 """A replay mixture as an agent input: every batch takes a fixed share from each replay.
 
-Every unroll goes into every replay of the mixture (seed.replay.mixture_spec says
+Every unroll goes into every replay of the mixture (seed.inputs.mixture_spec says
 which kinds there are). The queue, when there is one, sets the pace: it blocks the
 inference thread while full, as UnrollFifo does alone, and gets unrolls only once
 every other replay holds its share of a batch, so the first batch never waits on a
@@ -26,13 +26,13 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from seed import types
+from seed.inputs import mixture_spec
+from seed.inputs.mixture_spec import ReplaySpec, batch_shares
+from seed.inputs.rate_limiter import SampleToInsertRatio
 from seed.replay import elite
-from seed.replay import mixture_spec
 from seed.replay import npz
 from seed.replay.fifo import UnrollFifo
-from seed.replay.mixture_spec import ReplaySpec, batch_shares
 from seed.replay.prioritized import PrioritizedReplay
-from seed.replay.rate_limiter import SampleToInsertRatio
 
 _log = logging.getLogger(__name__)
 
@@ -275,6 +275,14 @@ class ReplayMixture:
         ids=np.concatenate([(np.int64(i) << ID_SHIFT) | parts[i].ids for i in order]),
         data=types.concat_unrolls([parts[i].data for i in order]),
         weights=np.concatenate([parts[i].weights for i in order]).astype(np.float32))
+
+  def ready(self, batch_unrolls: int) -> bool:
+    """The ratio allows a batch (no queue), or every replay is warm and the queue holds
+    its share."""
+    if self.limiter is not None:
+      return self.limiter.can_sample(batch_unrolls)
+    return self.replays_warm and (
+        self.queue is None or len(self.queue) >= self.shares[self._queue_index])
 
   def update_priorities(self, ids, priorities) -> None:
     """New priorities for a batch's ids go to the replays that gave them."""

@@ -2,8 +2,10 @@
 import setuptools
 
 # The learner and actor entry points live in top-level folders (as the design
-# card lays out) but install under the seed namespace, not as generic names.
-PACKAGE_DIR = {'seed.learner': 'learner', 'seed.actors': 'actors'}
+# card lays out) but install under the seed namespace, not as generic names; so do the
+# configs, so that `seed train toy vtrace 2 4` finds gin/toy/vtrace.gin from any folder
+# (seed.config.gin_root).
+PACKAGE_DIR = {'seed.learner': 'learner', 'seed.actors': 'actors', 'seed.gin': 'gin'}
 
 setuptools.setup(
     name='seed-rl',
@@ -13,7 +15,7 @@ setuptools.setup(
     packages=setuptools.find_packages(include=['seed', 'seed.*']) + list(PACKAGE_DIR),
     package_dir=PACKAGE_DIR,
     # seed-job makes a job's TLS files with the same script the docs show.
-    package_data={'seed.cluster': ['make_certs.sh']},
+    package_data={'seed.cluster': ['make_certs.sh'], 'seed.gin': ['*/*.gin']},
     install_requires=[
         # Actors need only these: no TensorFlow on the actor side.
         'numpy>=1.26',

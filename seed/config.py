@@ -42,6 +42,29 @@ def check_renamed(texts: Iterable[str], where: Iterable[str]) -> None:
                          'hyperparameters live in the agent\'s config dataclass).')
 
 
+def gin_root() -> str:
+  """The folder of the configs gin/ENV/AGENT.gin: the repository's gin/ beside the
+  package, or the copy an installed wheel carries inside it (seed/gin, setup.py)."""
+  package = os.path.dirname(os.path.abspath(__file__))
+  for root in (os.path.join(os.path.dirname(package), 'gin'), os.path.join(package, 'gin')):
+    if os.path.isdir(root):
+      return root
+  raise FileNotFoundError(f'no gin/ folder beside {package} or inside it')
+
+
+def resolve_gin_file(path: str) -> str:
+  """`path` if it exists; else a `gin/...` path found under gin_root(), so the configs
+  are found from any folder where seed is installed; FileNotFoundError otherwise."""
+  if os.path.exists(path):
+    return path
+  parts = os.path.normpath(path).split(os.sep)
+  if parts[0] == 'gin' and len(parts) > 1:
+    installed = os.path.join(gin_root(), *parts[1:])
+    if os.path.exists(installed):
+      return installed
+  raise FileNotFoundError(f'gin file {path!r} does not exist')
+
+
 def parse_gin(gin_files: Sequence[str], gin_bindings: Sequence[str],
               skip_unknown: bool = False, env_name: Optional[str] = None) -> None:
   """Parses gin files then bindings (bindings win), then `env_name` (--env) over both.
@@ -50,9 +73,7 @@ def parse_gin(gin_files: Sequence[str], gin_bindings: Sequence[str],
   Actors pass skip_unknown=True: they import only the env modules, and the
   agent bindings in the same file are not theirs to apply.
   """
-  for path in gin_files:
-    if not os.path.exists(path):
-      raise FileNotFoundError(f'gin file {path!r} does not exist')
+  gin_files = [resolve_gin_file(path) for path in gin_files]
   bindings = list(gin_bindings)
   texts = []
   for path in gin_files:

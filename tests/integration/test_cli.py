@@ -1,0 +1,83 @@
+"""The `seed` command (seed/cli.py): its subcommands, their help, bad input; and what
+`seed train` makes of its arguments (seed.process.local_run.Plan)."""
+import subprocess
+import sys
+
+import pytest
+
+from seed import cli, settings
+from seed.process import local_run
+from tests.processes import REPO
+
+
+def _seed(*args):
+  return subprocess.run([sys.executable, '-m', 'seed', *args], capture_output=True, text=True,
+                        cwd=REPO, timeout=120)
+
+
+def test_seed_alone_lists_every_command():
+  result = _seed()
+  assert result.returncode == 0
+  for command in cli.COMMANDS:
+    assert f'seed {command}' in result.stdout
+
+
+def test_an_unknown_command_is_named_with_the_accepted_ones():
+  result = _seed('fly')
+  assert result.returncode == 2
+  assert "unknown command 'fly'; accepted: train, eval, plot, experiments, submit" in result.stderr
+
+
+def test_train_help_lists_every_learner_and_actor_setting():
+  result = _seed('train', '--help')
+  assert result.returncode == 0 and result.stdout.startswith(local_run.USAGE)
+  for setting in settings.LEARNER + settings.ACTOR:
+    assert f'--{setting.name}=' in result.stdout, setting.name
+
+
+@pytest.mark.parametrize('command', ['eval', 'plot', 'experiments'])
+def test_each_command_has_its_help(command):
+  result = _seed(command, '--help')
+  assert result.returncode == 0, result.stderr
+  assert 'usage' in result.stdout.lower() or '--' in result.stdout
+
+
+def test_submit_names_the_platforms_and_runs_the_repository_submitter():
+  refused = _seed('submit', 'aws')
+  assert refused.returncode == 2
+  assert "platform 'aws'; accepted: vertex, slurm" in refused.stderr
+  vertex = _seed('submit', 'vertex', '--help')
+  assert vertex.returncode == 0 and '--project' in vertex.stdout
+
+
+def test_train_sends_the_shared_flags_to_the_actors_too(monkeypatch):
+  monkeypatch.chdir(REPO)
+  monkeypatch.setenv('SEED_PORT', '9000')
+  plan = local_run.Plan(['toy', 'vtrace', '2', '4', '--seed=3', '--env=Catch',
+                         '--logdir=/tmp/somewhere', '--target_return=0.9',
+                         "--gin_bindings=VTraceConfig.entropy_cost=0.01"])
+  assert (plan.num_actors, plan.envs_per_actor, plan.logdir, plan.port) == (
+      2, 4, '/tmp/somewhere', '9000')
+  assert plan.actor_flags == ['--seed=3', '--env=Catch',
+                              '--gin_bindings=VTraceConfig.entropy_cost=0.01']
+  assert plan.gin_file == 'gin/toy/vtrace.gin'
+  assert local_run.Plan(['toy', 'vtrace', '1', '1', '--server_address=localhost:7000']).port \
+      == '7000'
+
+
+def test_train_finds_the_configs_from_another_folder(monkeypatch, tmp_path):
+  monkeypatch.chdir(tmp_path)
+  plan = local_run.Plan(['toy', 'vtrace', '1', '1'])
+  assert plan.gin_file == f'{REPO}/gin/toy/vtrace.gin'
+  assert plan.logdir == 'runs/toy_vtrace'
+
+
+@pytest.mark.parametrize('args, message', [
+    (['toy'], 'usage: seed train ENV AGENT NUM_ACTORS ENVS_PER_ACTOR'),
+    (['nope', 'vtrace', '1', '1'], "unknown env 'nope'; valid envs: atari classic dmc"),
+    (['toy', 'nope', '1', '1'], "unknown agent 'nope' for env 'toy'; valid agents: acer"),
+    (['toy', 'vtrace', '1', 'x'], "must be positive integers, got 'x'"),
+])
+def test_train_refuses_bad_arguments_naming_what_is_accepted(args, message):
+  with pytest.raises(local_run.UsageError, match=message):
+    local_run.Plan(args)

@@ -47,7 +47,7 @@ setuptools.setup(
         'learner-gpu': ['tensorflow[and-cuda]==2.21.0', 'tensorboard',
                         'grpcio-health-checking==1.85.1', 'cloudml-hypertune==0.1.0.dev6',
                         'zstandard>=0.23', 'psutil>=5.9'],
-        # `seed plot` draws the learning curves in docs/learning.md; bench/dmc15.py
+        # `seed plot` draws the learning curves in docs/learning.md; `seed suite dmc15`
         # aggregates with rliable (IQM, stratified bootstrap), whose arch 7.2 fails to
         # import under pandas 3 (deprecate_kwarg() missing 'new_arg_name').
         'plots': ['matplotlib>=3.8', 'rliable==1.2.0', 'pandas>=2,<3'],
@@ -62,6 +62,7 @@ setuptools.setup(
         'seed-learner=seed.learner.main:run',
         'seed-actor=seed.actors.main:run',
         'seed-job=seed.cluster.job:run',
+        'seed-k8s-check=seed.cluster.k8s_check:run',
         'seed=seed.cli:run',
     ]},
 )

@@ -197,8 +197,8 @@ class Metrics:
           for frames, episode_return, episode_steps, seed_index in logged:
             # Several seeds: every seed's curve of its own, beside the mixed one, at
             # that seed's own frames. Env k acts for seed k mod num_seeds, so with a
-            # number of envs that is a multiple of num_seeds (bench.dmc15: one env per
-            # seed) the seeds step equally often and each has played frames / N.
+            # number of envs that is a multiple of num_seeds (the dmc15 suite: one env
+            # per seed) the seeds step equally often and each has played frames / N.
             tags = [(prefix, frames)] + ([(f'seed_{seed_index}/', frames // self._num_seeds)]
                                          if self._num_seeds > 1 else [])
             for tag_prefix, step in tags:

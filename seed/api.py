@@ -26,6 +26,7 @@ import subprocess
 import sys
 from typing import Dict, List, Optional, Sequence
 
+from seed import config
 from seed.process import local_processes
 
 REPO = local_processes.REPO
@@ -166,10 +167,11 @@ def _gin_file(env: str, agent: str, gin_file: Optional[str]) -> str:
     if not os.path.exists(gin_file):
       raise ValueError(f'gin_file {gin_file!r} does not exist')
     return os.path.abspath(gin_file)
-  path = os.path.join(REPO, 'gin', env, f'{agent}.gin')
+  root = config.gin_root()
+  path = os.path.join(root, env, f'{agent}.gin')
   if not os.path.exists(path):
-    families = sorted(name for name in os.listdir(os.path.join(REPO, 'gin'))
-                      if os.path.exists(os.path.join(REPO, 'gin', name, f'{agent}.gin')))
+    families = sorted(name for name in os.listdir(root)
+                      if os.path.exists(os.path.join(root, name, f'{agent}.gin')))
     raise ValueError(f'no config gin/{env}/{agent}.gin; env families with a {agent!r} config: '
                      f'{", ".join(families) or "none"} (or pass gin_file=)')
   return path

@@ -4,6 +4,7 @@
   seed eval --logdir=RUN ...                              (seed.evaluate)
   seed plot RUN ... --output=curve.png                    (seed.experiments.plotting)
   seed experiments --root=DIR --grid=... --seeds=0,1      (seed.experiments)
+  seed suite dmc15|classic_control|learning_curve ...     (seed.experiments.suites)
   seed submit vertex|slurm ...                            (gcp/submit.py, slurm/submit.sh)
 
 `seed COMMAND --help` lists a command's arguments; train's include every learner and
@@ -19,8 +20,10 @@ COMMANDS = {
     'eval': 'play episodes of a checkpoint, a returns table, optionally an MP4',
     'plot': 'learning curves from TensorBoard event files, as a PNG',
     'experiments': 'several runs in sequence: a grid of gin bindings times seeds',
+    'suite': 'a learning suite: seed suite dmc15|classic_control|learning_curve ARGS',
     'submit': 'submit a training run to a cluster: seed submit vertex|slurm ARGS',
 }
+SUITES = ('dmc15', 'classic_control', 'learning_curve')
 # Where `seed submit` finds each platform's submitter, in the repository.
 SUBMITTERS = {'vertex': ['gcp', 'submit.py'], 'slurm': ['slurm', 'submit.sh']}
 
@@ -66,6 +69,13 @@ def main(argv: Optional[List[str]] = None) -> int:
   if command == 'experiments':
     from seed.experiments import __main__ as experiments
     return experiments.main(rest)
+  if command == 'suite':
+    if not rest or rest[0] not in SUITES:
+      given = repr(rest[0]) if rest else 'none'
+      print(f'seed suite: {given}; accepted: {", ".join(SUITES)}', file=sys.stderr)
+      return 2
+    import importlib
+    return importlib.import_module(f'seed.experiments.suites.{rest[0]}').main(rest[1:])
   if command == 'submit':
     return _submit(rest)
   print(f'seed: unknown command {command!r}; accepted: {", ".join(COMMANDS)}\n{_usage()}',

@@ -1,6 +1,6 @@
 """The Kubernetes manifests (k8s/): every overlay renders with `kubectl kustomize`, the
 objects agree with each other and with the flags of seed-learner and seed-actor, and
-k8s/check.py refuses overlays that do not.
+seed-k8s-check (seed/cluster/k8s_check.py) refuses overlays that do not.
 
 Each test renders a copy of k8s/ in a temp dir with TLS files made there by
 scripts/make_certs.sh, so the real tree stays as it is. No cluster is needed; the last
@@ -8,7 +8,6 @@ test runs the cpu overlay for real with `podman kube play` (tests/podman.py) and
 Catch, and skips where podman cannot run.
 """
 import csv
-import importlib.util
 import json
 import os
 import shutil
@@ -18,6 +17,7 @@ import time
 
 import pytest
 
+from seed.cluster import k8s_check
 from tests import podman as podman_harness
 from tests.processes import REPO, _env, make_certs
 from tests.learning_runs import first_solved
@@ -30,14 +30,7 @@ OVERLAYS = sorted(os.listdir(os.path.join(REPO, 'k8s', 'overlays')))
 JOB_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 
 
-def _load_check():
-  spec = importlib.util.spec_from_file_location('k8s_check', os.path.join(REPO, 'k8s', 'check.py'))
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  return module
-
-
-check = _load_check()
+check = k8s_check
 
 
 @pytest.fixture(scope='module')
@@ -57,7 +50,7 @@ def k8s_dir(tmp_path, certs):
 
 
 def run_check(*paths):
-  return subprocess.run([sys.executable, os.path.join(REPO, 'k8s', 'check.py'), *map(str, paths)],
+  return subprocess.run([sys.executable, '-m', 'seed.cluster.k8s_check', *map(str, paths)],
                         capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
 
 
@@ -513,7 +506,7 @@ def test_an_overlay_can_be_previewed_before_any_tls_file_exists(tmp_path):
   shutil.copytree(os.path.join(REPO, 'k8s'), root, ignore=shutil.ignore_patterns('secrets'))
   assert subprocess.run(['kubectl', 'kustomize', str(root / 'overlays' / 'cpu')],
                         capture_output=True).returncode != 0  # what a user met before
-  result = subprocess.run([sys.executable, str(root / 'check.py'), '--preview',
+  result = subprocess.run([sys.executable, '-m', 'seed.cluster.k8s_check', '--preview',
                            str(root / 'overlays' / 'cpu')], capture_output=True, text=True,
                           env=_env(), cwd=REPO, timeout=120)
   assert result.returncode == 0, result.stderr

@@ -25,7 +25,8 @@ def test_seed_alone_lists_every_command():
 def test_an_unknown_command_is_named_with_the_accepted_ones():
   result = _seed('fly')
   assert result.returncode == 2
-  assert "unknown command 'fly'; accepted: train, eval, plot, experiments, submit" in result.stderr
+  assert ("unknown command 'fly'; accepted: train, eval, plot, experiments, suite, submit"
+          in result.stderr)
 
 
 def test_train_help_lists_every_learner_and_actor_setting():
@@ -35,11 +36,18 @@ def test_train_help_lists_every_learner_and_actor_setting():
     assert f'--{setting.name}=' in result.stdout, setting.name
 
 
-@pytest.mark.parametrize('command', ['eval', 'plot', 'experiments'])
+@pytest.mark.parametrize('command', ['eval', 'plot', 'experiments', 'suite dmc15',
+                                     'suite classic_control', 'suite learning_curve'])
 def test_each_command_has_its_help(command):
-  result = _seed(command, '--help')
+  result = _seed(*command.split(), '--help')
   assert result.returncode == 0, result.stderr
   assert 'usage' in result.stdout.lower() or '--' in result.stdout
+
+
+def test_suite_names_the_suites():
+  refused = _seed('suite', 'atari57')
+  assert refused.returncode == 2
+  assert "seed suite: 'atari57'; accepted: dmc15, classic_control, learning_curve" in refused.stderr
 
 
 def test_submit_names_the_platforms_and_runs_the_repository_submitter():

@@ -143,7 +143,7 @@ def test_continuous_acer_learns_pendulum(tmp_path):
 
 
 
-# The two quickest tasks of the classic-control suite (bench/classic_control.py) with
+# The two quickest tasks of the classic-control suite (`seed suite classic_control`) with
 # its one config per agent, frame budgets and targets (the suite runs all six):
 # V-trace on both (CartPole here replaces the toy config's CartPole test, which the
 # Catch test still covers), discrete PPO on Acrobot (about 60K frames; CartPole takes
@@ -160,7 +160,7 @@ def test_continuous_acer_learns_pendulum(tmp_path):
 @pytest.mark.parametrize('agent, task_key', [('vtrace', 'cartpole'), ('vtrace', 'acrobot'),
                                              ('ppo', 'acrobot')])
 def test_classic_control_config_learns_the_quickest_suite_tasks(tmp_path, agent, task_key):
-  from bench import classic_control  # pylint: disable=g-import-not-at-top
+  from seed.experiments.suites import classic_control  # pylint: disable=g-import-not-at-top
   task = classic_control.TASKS_BY_KEY[task_key]
   window = task.window_episodes
   frames, mean_return = train_until(

@@ -101,8 +101,8 @@ def test_classic_suite_plot_and_feature_scale_run_end_to_end(tmp_path):
   # A few thousand frames: far from the target, so the suite exits 1; the table, the
   # JSON row, the PNG and the feature table must all come out.
   result = subprocess.run(
-      [sys.executable, '-m', 'bench.classic_control', '--gin_file=gin/classic/vtrace.gin',
-       '--agent=vtrace', '--tasks', 'cartpole', '--max_env_frames=3000', '--num_actors=1',
+      [sys.executable, '-m', 'seed', 'suite', 'classic_control',
+       '--gin_file=gin/classic/vtrace.gin', '--agent=vtrace', '--tasks', 'cartpole', '--max_env_frames=3000', '--num_actors=1',
        '--num_envs=2', f'--logdir={tmp_path}'],
       capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
   assert result.returncode == 1, result.stdout + result.stderr

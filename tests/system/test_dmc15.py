@@ -1,4 +1,5 @@
-"""bench/dmc15.py: the DMC15 plan, a real tiny run through seed.experiments, the IQM."""
+"""seed/experiments/suites/dmc15.py: the DMC15 plan, a real tiny run through
+seed.experiments, the IQM."""
 import csv
 import json
 import os
@@ -6,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from bench import dmc15
+from seed.experiments.suites import dmc15
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -227,7 +227,7 @@ def test_a_run_is_finished_for_budgets_up_to_the_one_it_reached(tmp_path):
 
 
 def test_sigterm_inside_sigterm_raises_runs_the_cleanup(tmp_path):
-  # How seed.experiments and bench.learning_curve stop their learner and actors when
+  # How seed.experiments and the learning_curve suite stop their learner and actors when
   # they are sent SIGTERM (Python's default would leave them running).
   marker = tmp_path / 'cleaned'
   script = ('import sys, time\n'

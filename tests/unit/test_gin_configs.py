@@ -119,7 +119,7 @@ def test_sr_sac_aims_at_half_the_entropy_of_sac():
 
 @pytest.mark.parametrize('agent_name', ['vtrace', 'ppo'])
 def test_the_classic_configs_build_on_every_suite_task(agent_name):
-  from bench import classic_control  # pylint: disable=g-import-not-at-top
+  from seed.experiments.suites import classic_control  # pylint: disable=g-import-not-at-top
   agent_class = agents.agent_class(agent_name)
   for task in classic_control.TASKS:
     gin.clear_config()

@@ -1,16 +1,15 @@
-#!/usr/bin/env python3
 """Checks a seed deployment before `kubectl apply -k`: the rendered objects agree with
 each other and with the flags of seed-learner and seed-actor (their SEED_* variables).
 
-  python k8s/check.py k8s/overlays/cpu [k8s/overlays/gpu ...]
-  kubectl kustomize k8s/overlays/cpu | python k8s/check.py -
-  python k8s/check.py --preview k8s/overlays/cpu    (the YAML, before any TLS file exists)
+  seed-k8s-check k8s/overlays/cpu [k8s/overlays/gpu ...]
+  kubectl kustomize k8s/overlays/cpu | seed-k8s-check -
+  seed-k8s-check --preview k8s/overlays/cpu    (the YAML, before any TLS file exists)
 
 A folder is rendered with `kubectl kustomize`; a file or `-` (stdin) is taken as
 rendered YAML. No cluster is needed. Exit 0 when every check passes, 1 with one line per
 problem (the object, the value found, what is accepted), 2 when it cannot render.
-The standard library, seed's own address rules (seed.security, so run it with the
-Python that has seed installed) and kubectl: `kubectl annotate --local -o json` turns
+(`python -m seed.cluster.k8s_check` is the same.) The standard library, seed's own
+address rules and settings (seed.security, seed.settings) and kubectl: `kubectl annotate --local -o json` turns
 the YAML into JSON without a cluster.
 """
 import base64
@@ -663,5 +662,10 @@ def _summary(objects: List[dict]) -> str:
                       f'{c.settings(a[2])["SEED_SERVER_ADDRESS"]}' for a in actors))
 
 
-if __name__ == '__main__':
+def run() -> None:
+  """The seed-k8s-check console script."""
   sys.exit(main(sys.argv))
+
+
+if __name__ == '__main__':
+  run()

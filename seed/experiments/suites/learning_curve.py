@@ -1,10 +1,10 @@
 """Long training runs as benchmarks: return against env steps, written as a CSV curve.
 
 Presets (the continuous-control reference runs):
-  python -m bench.learning_curve --preset sac_halfcheetah_100k
-  python -m bench.learning_curve --preset ppo_halfcheetah_1m
+  seed suite learning_curve --preset sac_halfcheetah_100k
+  seed suite learning_curve --preset ppo_halfcheetah_1m
 or any config:
-  python -m bench.learning_curve --gin_file gin/mujoco/sac.gin --agent sac \
+  seed suite learning_curve --gin_file gin/mujoco/sac.gin --agent sac \
       --num_actors 1 --num_envs 1 --max_env_frames 100000 --out curve.csv
 
 The learner and actors run as separate processes exactly as run_local.sh starts
@@ -22,7 +22,8 @@ import tempfile
 import time
 from typing import List
 
-from bench import processes
+from seed import config
+from seed.process import local_processes as processes
 
 PRESETS = {
     # SAC: one actor with one env, one gradient update per env step.
@@ -36,7 +37,7 @@ PRESETS = {
 
 def train(args, logdir: str) -> int:
   """Runs learner + actors until the learner stops at max_env_frames; its exit code."""
-  gin_flags = [f'--gin_file={os.path.join(processes.REPO, args.gin_file)}'] + [
+  gin_flags = [f'--gin_file={os.path.abspath(config.resolve_gin_file(args.gin_file))}'] + [
       f'--gin_bindings={b}' for b in args.gin_bindings]
   learner = processes.start_learner(
       logdir, args.agent, [f'--max_env_frames={args.max_env_frames}', f'--seed={args.seed}',

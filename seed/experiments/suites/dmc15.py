@@ -1,9 +1,9 @@
 """DMC15: one agent on the 15 DeepMind Control tasks x N seeds, reported as an IQM.
 
-  python -m bench.dmc15 run --root runs/dmc15 --agent sr_sac --seeds 0,1,2 \\
+  seed suite dmc15 run --root runs/dmc15 --agent sr_sac --seeds 0,1,2 \\
       --env_steps 500000 [--tasks walker-run cheetah-run ...] [--gin_bindings ...]
-  python -m bench.dmc15 report --root runs/dmc15 [--png docs/dmc15.png]
-  python -m bench.dmc15 report --scores_file docs/figures/dmc15_scores.json [--png ...]
+  seed suite dmc15 report --root runs/dmc15 [--png docs/dmc15.png]
+  seed suite dmc15 report --scores_file docs/figures/dmc15_scores.json [--png ...]
 
 `run` writes ROOT/dmc15.json (an experiments file: one entry per task, named by the
 task) and hands it to the experiment runner (seed.experiments), which skips a run whose
@@ -39,6 +39,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from seed import agents as agents_lib
+from seed import config
 
 DMC15 = ('acrobot-swingup', 'cheetah-run', 'finger-turn_hard', 'fish-swim', 'hopper-hop',
          'hopper-stand', 'humanoid-run', 'humanoid-stand', 'humanoid-walk',
@@ -49,7 +50,6 @@ REPORT_FILE = 'dmc15_report.json'
 SCORES_FILE = 'dmc15_scores.json'
 SCORE_EPISODES = 10
 BOOTSTRAP_REPS = 5000
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIDENCE = 0.95
 
 
@@ -83,9 +83,10 @@ def plan(agent: str, tasks: Sequence[str], seeds: Sequence[int], env_steps: int,
   """The experiments file's entries: one per task. With `one_learner` (the default for
   agents that can) all seeds train in one learner, else each seed in its own."""
   if agent not in agents_lib.AGENTS:
-    raise ValueError(f'unknown agent {agent!r}; known agents: {", ".join(sorted(agents_lib.AGENTS))}')
+    raise ValueError(f'unknown agent {agent!r}; known agents: '
+                     f'{", ".join(sorted(agents_lib.AGENTS))}')
   gin_file = os.path.join('gin', 'dmc', f'{agent}.gin')
-  if not os.path.exists(os.path.join(_REPO, gin_file)):
+  if not os.path.exists(os.path.join(config.gin_root(), 'dmc', f'{agent}.gin')):
     raise ValueError(f'agent {agent!r} has no DM Control config ({gin_file})')
   if env_steps < 1:
     raise ValueError(f'env_steps must be >= 1, got {env_steps}')
@@ -98,7 +99,8 @@ def plan(agent: str, tasks: Sequence[str], seeds: Sequence[int], env_steps: int,
     flags, run_seeds, num_envs = _one_learner_flags(seeds, env_steps), [seeds[0]], len(seeds)
   else:
     flags, run_seeds, num_envs = {'max_env_frames': str(env_steps)}, list(seeds), 1
-  return [{'name': task, 'agent': agent, 'gin_file': os.path.join(_REPO, gin_file),
+  return [{'name': task, 'agent': agent,
+           'gin_file': os.path.join(config.gin_root(), 'dmc', f'{agent}.gin'),
            'gin_bindings': [f"EnvConfig.name = 'dmc:{task}'", *gin_bindings],
            'learner_flags': {**flags, **(learner_flags or {})}, 'seeds': run_seeds,
            'num_actors': 1, 'num_envs': num_envs}
@@ -288,7 +290,7 @@ def main(argv=None) -> int:
       entries = plan(args.agent, args.tasks, seeds, args.env_steps, args.gin_bindings,
                      one_learner=False if args.learner_per_seed else None)
     except ValueError as e:
-      print(f'bench.dmc15: {e}', file=sys.stderr)
+      print(f'seed.experiments.suites.dmc15: {e}', file=sys.stderr)
       return 2
     return run(args.root, entries, [f'--learner_flag={f}' for f in args.learner_flag])
   if not (args.root or args.scores_file):
@@ -298,7 +300,7 @@ def main(argv=None) -> int:
     if args.scores_file:
       scores = merged_scores(scores, read_scores(args.scores_file))
   except (OSError, ValueError) as e:
-    print(f'bench.dmc15: {e}', file=sys.stderr)
+    print(f'seed.experiments.suites.dmc15: {e}', file=sys.stderr)
     return 2
   report = aggregate(scores, reps=args.reps)
   if args.root:

@@ -1,11 +1,11 @@
 """The classic-control suite: one config on six tasks with different rewards.
 
-  python -m bench.classic_control --gin_file gin/classic/vtrace.gin --agent vtrace
-  python -m bench.classic_control --gin_file gin/classic/ppo.gin --agent ppo \
+  seed suite classic_control --gin_file gin/classic/vtrace.gin --agent vtrace
+  seed suite classic_control --gin_file gin/classic/ppo.gin --agent ppo \
       --tasks cartpole acrobot
 
 Each task trains from scratch through the real gRPC path (a learner process and
---num_actors actor processes, bench.learning_curve.train) for its frame budget,
+--num_actors actor processes, seed.experiments.suites.learning_curve.train) for its frame budget,
 --seed (0 by default). A task passes when the mean return of its last 100 training
 episodes (1,000 for Blackjack's short, noisy hands) reaches its target, set well above
 what a uniformly random policy gets (measured here on as many episodes, seeds 0, 1,
@@ -23,7 +23,7 @@ from typing import NamedTuple, Tuple
 
 import numpy as np
 
-from bench import learning_curve
+from seed.experiments.suites import learning_curve
 from seed.envs import registry
 
 

@@ -6,7 +6,7 @@
 The agent is SR-SAC's (gin/dmc/sr_sac.gin: 256x256 MLPs, minibatches of 256) on DM
 Control cheetah-run's shapes (17 observations, 6 actions). For each replay ratio U and
 seed count N it times train steps (U updates of every seed each) of:
-  - batched: one agent with num_seeds=N (seed.agents.seed_axis: one compiled call,
+  - batched: one agent with num_seeds=N (seed.agents.common.seed_axis: one compiled call,
     one einsum per layer for all seeds);
   - loop: N one-seed agents, one train step each in turn (what N processes sharing the
     machine would do at best, without their contention).

@@ -1,4 +1,4 @@
-"""Agents: one folder each (config, networks, loss, agent), shared blocks beside them.
+"""Agents: one folder each (config, networks, loss, agent), shared blocks in common/.
 
 Each folder registers its names itself (`REGISTERED` in its `__init__.py`, a
 `registry.Registration` each); collecting them imports no TensorFlow: an agent's

@@ -20,7 +20,7 @@ def agent_input(agent, agent_name: str, stop_event: threading.Event, *, seed: in
   """The input `agent` (registered as `agent_name`) trains from.
 
   Args:
-    agent: a seed.agents.base.Agent (its input_kind, batch_unrolls and what its kind
+    agent: a seed.agents.common.base.Agent (its input_kind, batch_unrolls and what its kind
       asks: replay_schedule, samples_per_insert, mixture_kinds, features).
     agent_name: the agent's registered name, for errors.
     stop_event: set when the learner stops; every wait of the input ends with it.

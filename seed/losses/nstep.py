@@ -1,6 +1,6 @@
 """n-step double-Q targets with value rescaling (R2D2, Kapturowski et al., 2019).
 
-All tensors are time-major. For an unroll of T + 1 steps (see seed/agents/base.py)
+All tensors are time-major. For an unroll of T + 1 steps (see seed/agents/common/base.py)
 there are T transitions t -> t+1, t = 0..T-1, and the caller passes, for each:
   rewards[t]      reward of the transition t -> t+1        (= unroll reward[1:]),
   discounts[t]    gamma * (1 - terminated) of it           (from terminated[1:]),

@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 
 from seed import types
-from seed.agents import continuous
-from seed.agents import offpolicy
+from seed.agents.common import continuous
+from seed.agents.common import offpolicy
 from seed.agents.ddpg.agent import DDPGAgent
 from seed.agents.ddpg.config import DDPGConfig
 from seed.agents.ppo.agent import PPOAgent

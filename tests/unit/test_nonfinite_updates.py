@@ -11,7 +11,7 @@ tf = pytest.importorskip('tensorflow')
 
 import keras  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
-from seed.agents import tf_agent  # pylint: disable=g-import-not-at-top
+from seed.agents.common import tf_agent  # pylint: disable=g-import-not-at-top
 from tests import train_step_golden  # pylint: disable=g-import-not-at-top
 
 # Checkpoint items a skipped update may move: the random streams, and the off-policy

@@ -1,11 +1,11 @@
-"""Resets of the replay agents (SAC, DDPG): seed.agents.offpolicy, OffPolicyConfig."""
+"""Resets of the replay agents (SAC, DDPG): seed.agents.common.offpolicy, OffPolicyConfig."""
 import re
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from seed.agents import mlp
+from seed.agents.common import mlp
 from seed.agents.ddpg.agent import DDPGAgent
 from seed.agents.ddpg.config import DDPGConfig
 from seed.agents.sac.agent import SACAgent

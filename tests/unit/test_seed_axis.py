@@ -1,12 +1,12 @@
-"""N seeds in one agent (seed.agents.seed_axis, OffPolicyConfig.num_seeds): seed k of an
+"""N seeds in one agent (seed.agents.common.seed_axis, OffPolicyConfig.num_seeds): seed k of an
 N-seed agent is a one-seed agent of seed k, computed in one batched pass."""
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from seed import types
-from seed.agents import mlp
-from seed.agents import seed_axis
+from seed.agents.common import mlp
+from seed.agents.common import seed_axis
 from seed.agents.ddpg.agent import DDPGAgent
 from seed.agents.sac.agent import SACAgent
 from seed.agents.sac.config import SACConfig

@@ -6,7 +6,7 @@ tf = pytest.importorskip('tensorflow')
 
 import keras  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
-from seed.agents import torsos  # pylint: disable=g-import-not-at-top
+from seed.agents.common import torsos  # pylint: disable=g-import-not-at-top
 
 
 def _layers(torso):

@@ -19,12 +19,12 @@ from typing import Dict, Optional
 import tensorflow as tf
 
 from seed import types
-from seed.agents import base
-from seed.agents import categorical_acting
-from seed.agents import tf_agent
 from seed.agents.acer import common
 from seed.agents.acer import config as config_lib
-from seed.agents.vtrace import networks
+from seed.agents.common import base
+from seed.agents.common import categorical_acting
+from seed.agents.common import policy_value
+from seed.agents.common import tf_agent
 from seed.envs import spec as spec_lib
 from seed.losses import acer as acer_losses
 from seed.losses import retrace
@@ -56,7 +56,7 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
     self._env_spec = env_spec
 
     def network(name):
-      return networks.PolicyValueNetwork(
+      return policy_value.PolicyValueNetwork(
           env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
           torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
           use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,

@@ -4,7 +4,7 @@ import keras
 import tensorflow as tf
 
 from seed import types
-from seed.agents import base
+from seed.agents.common import base
 from seed.inputs.fresh_then_replay import ReplaySchedule
 from seed.losses import acer as acer_losses
 from seed.losses import sac as sac_losses
@@ -73,14 +73,6 @@ class ACERAgentBase(base.Agent):
   (an ACERSharedConfig)."""
 
   input_kind = types.InputKind.FRESH_THEN_REPLAY
-
-  @property
-  def unroll_length(self) -> int:
-    return self.config.unroll_length
-
-  @property
-  def batch_unrolls(self) -> int:
-    return self.config.batch_unrolls
 
   @property
   def replay_schedule(self) -> ReplaySchedule:

@@ -25,53 +25,21 @@ A truncated transition (time limit) has no target and is masked out of every los
 """
 from typing import Dict, Optional, Tuple
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from seed import types
-from seed.agents import continuous
-from seed.agents import mlp
-from seed.agents import tf_agent
 from seed.agents.acer import common
 from seed.agents.acer import config as config_lib
+from seed.agents.acer import networks
+from seed.agents.common import continuous
+from seed.agents.common import mlp
+from seed.agents.common import tf_agent
 from seed.envs import spec as spec_lib
 from seed.losses import acer as acer_losses
 from seed.losses import distributions
 from seed.losses import retrace
 from seed.losses import shapes
-
-
-class StochasticDuelingNetwork(keras.layers.Layer):
-  """phi(x), V(x) and A(x, a) as three MLPs; `q_tilde` combines them."""
-
-  def __init__(self, observation_size: int, action_size: int, hidden_sizes, *, seed: int,
-               name: str = 'sdn'):
-    super().__init__(name=name)
-    seeds = mlp.SeedStream(seed)
-    self.action_size = int(action_size)
-    # Orthogonal, policy output gain 0.01 (as PPO's): the first means are near 0,
-    # so the first actions explore the middle of the box.
-    self._policy = mlp.MLP(observation_size, hidden_sizes, action_size, seeds=seeds,
-                           activation='tanh', initializer='orthogonal', output_gain=0.01,
-                           name='policy_mean')
-    self._value = mlp.MLP(observation_size, hidden_sizes, 1, seeds=seeds,
-                          activation='tanh', initializer='orthogonal', name='value')
-    self._advantage = mlp.Critic(observation_size, action_size, hidden_sizes, seeds=seeds,
-                                 name='advantage')
-    self.built = True
-
-  def policy_mean(self, x):
-    """[N, D] -> [N, A]."""
-    return self._policy(x)
-
-  def value(self, x):
-    """[N, D] -> [N]."""
-    return tf.squeeze(self._value(x), -1)
-
-  def advantage(self, x, action):
-    """[N, D] x [N, A] -> [N]."""
-    return self._advantage(x, action)
 
 
 class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
@@ -95,8 +63,8 @@ class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
     self._bounds = continuous.ActionBounds(env_spec)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
     sizes = (self._observation_size, self._bounds.size, config.hidden_sizes)
-    self._network = StochasticDuelingNetwork(*sizes, seed=config.seed, name='sdn')
-    self._average_network = StochasticDuelingNetwork(*sizes, seed=config.seed,
+    self._network = networks.StochasticDuelingNetwork(*sizes, seed=config.seed, name='sdn')
+    self._average_network = networks.StochasticDuelingNetwork(*sizes, seed=config.seed,
                                                      name='average_sdn')
     common.copy_into_average(self._network.trainable_variables,
                              self._average_network.trainable_variables)

@@ -3,34 +3,20 @@
 A deterministic tanh actor and one critic, each with a Polyak-averaged target
 (rate tau); actors explore with Gaussian noise (std `exploration_noise`) in unit
 action space, clipped to the box. Replay, n-step targets, the uniform start and
-`updates_per_step` are shared with SAC: see `seed.agents.offpolicy`.
+`updates_per_step` are shared with SAC: see `seed.agents.common.offpolicy`.
 """
 from typing import Dict, Optional, Sequence
 
 import keras
 import tensorflow as tf
 
-from seed.agents import mlp
-from seed.agents import offpolicy
-from seed.agents import seed_axis
-from seed.agents import tf_agent
+from seed.agents.common import mlp
+from seed.agents.common import offpolicy
+from seed.agents.common import seed_axis
+from seed.agents.common import tf_agent
 from seed.agents.ddpg import config as config_lib
+from seed.agents.ddpg import networks
 from seed.losses import sac as sac_lib
-
-
-class DeterministicActor(keras.layers.Layer):
-  """x [N, B, D] -> tanh(MLP(x)) [N, B, A], a unit-space action, seed n with its own
-  weights."""
-
-  def __init__(self, observation_size: int, action_size: int, hidden_sizes: Sequence[int], *,
-               seeds: Sequence[mlp.SeedStream], name: str = 'actor'):
-    super().__init__(name=name)
-    self._mlp = seed_axis.StackedMLP(observation_size, hidden_sizes, action_size, seeds=seeds,
-                                     name='policy')
-    self.built = True
-
-  def call(self, x):
-    return tf.tanh(self._mlp(x))
 
 
 class DDPGAgent(offpolicy.OffPolicyAgent):
@@ -57,9 +43,9 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
 
   def _make_networks(self, seeds: Sequence[mlp.SeedStream]) -> Dict[str, keras.layers.Layer]:
     size, actions, hidden = self._observation_size, self._bounds.size, self.config.hidden_sizes
-    return {'actor': DeterministicActor(size, actions, hidden, seeds=seeds),
+    return {'actor': networks.DeterministicActor(size, actions, hidden, seeds=seeds),
             'critic': seed_axis.StackedCritic(size, actions, hidden, seeds=seeds, name='critic'),
-            'target_actor': DeterministicActor(size, actions, hidden, seeds=seeds,
+            'target_actor': networks.DeterministicActor(size, actions, hidden, seeds=seeds,
                                                name='target_actor'),
             'target_critic': seed_axis.StackedCritic(size, actions, hidden, seeds=seeds,
                                                      name='target_critic')}
@@ -91,7 +77,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
 
   def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
     # Losses are means over the seeds; N times that is their sum, which gives each seed
-    # its own gradient (seed.agents.offpolicy).
+    # its own gradient (seed.agents.common.offpolicy).
     num_seeds = float(self._num_seeds)
     next_x = transitions.last_observation
     next_values = self.target_critic(next_x, self.target_actor(next_x))

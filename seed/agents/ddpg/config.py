@@ -7,8 +7,8 @@ import dataclasses
 
 import gin
 
-from seed.agents import config_checks as checks
-from seed.agents import offpolicy_config
+from seed.agents.common import config_checks as checks
+from seed.agents.common import offpolicy_config
 
 
 @gin.configurable

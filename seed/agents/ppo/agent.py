@@ -31,12 +31,12 @@ import numpy as np
 import tensorflow as tf
 
 from seed import types
-from seed.agents import base
-from seed.agents import continuous
-from seed.agents import mlp
-from seed.agents import popart
-from seed.agents import tf_agent
-from seed.agents import torsos
+from seed.agents.common import base
+from seed.agents.common import continuous
+from seed.agents.common import mlp
+from seed.agents.common import popart
+from seed.agents.common import tf_agent
+from seed.agents.common import torsos
 from seed.agents.ppo import config as config_lib
 from seed.agents.ppo import policies
 from seed.losses import gae as gae_lib
@@ -97,14 +97,6 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     self._action_noise = self._policy.noise
     self._shuffle = tf.random.Generator.from_seed(config.seed + 1)
     self._train_function = tf.function(self._train)
-
-  @property
-  def unroll_length(self) -> int:
-    return self.config.unroll_length
-
-  @property
-  def batch_unrolls(self) -> int:
-    return self.config.batch_unrolls
 
   @property
   def normalizer(self):

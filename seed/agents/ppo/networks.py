@@ -12,8 +12,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from seed.agents import mlp
-from seed.agents import torsos
+from seed.agents.common import mlp
+from seed.agents.common import torsos
 
 
 class GaussianPolicyValue(keras.layers.Layer):

@@ -7,7 +7,7 @@ from typing import Dict, Tuple
 import tensorflow as tf
 
 from seed import types
-from seed.agents import continuous
+from seed.agents.common import continuous
 from seed.agents.ppo import networks
 from seed.losses import distributions
 

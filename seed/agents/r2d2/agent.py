@@ -17,8 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from seed import types
-from seed.agents import base
-from seed.agents import tf_agent
+from seed.agents.common import base
+from seed.agents.common import tf_agent
 from seed.agents.r2d2 import config as config_lib
 from seed.agents.r2d2 import exploration
 from seed.agents.r2d2 import loss as loss_lib

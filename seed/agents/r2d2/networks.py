@@ -20,7 +20,7 @@ from typing import Sequence
 import keras
 import tensorflow as tf
 
-from seed.agents import torsos
+from seed.agents.common import torsos
 
 
 class DuelingQNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):

@@ -24,12 +24,12 @@ import numpy as np
 import tensorflow as tf
 
 from seed import types
-from seed.agents import base
-from seed.agents import categorical_acting
-from seed.agents import tf_agent
 from seed.agents.acer import common as acer_common
+from seed.agents.common import base
+from seed.agents.common import categorical_acting
+from seed.agents.common import policy_value
+from seed.agents.common import tf_agent
 from seed.agents.reactor import config as config_lib
-from seed.agents.vtrace import networks
 from seed.envs import spec as spec_lib
 from seed.losses import beta_loo
 from seed.losses import distributional_retrace
@@ -59,7 +59,7 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
     base.check_discrete_spec(env_spec, 'ReactorAgent')
     self.config = config = config if config is not None else config_lib.ReactorConfig()
     self._env_spec = env_spec
-    self._network = networks.PolicyValueNetwork(
+    self._network = policy_value.PolicyValueNetwork(
         env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
         torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
         use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
@@ -71,14 +71,6 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
     self._optimizer = acer_common.make_optimizer(config)
     self._sampler = tf.random.Generator.from_seed(config.seed)
     self._train_function = tf.function(self._train)
-
-  @property
-  def unroll_length(self) -> int:
-    return self.config.unroll_length
-
-  @property
-  def batch_unrolls(self) -> int:
-    return self.config.batch_unrolls
 
   @property
   def support(self) -> np.ndarray:

@@ -11,8 +11,8 @@ from typing import Optional, Tuple
 
 import gin
 
-from seed.agents import choices
-from seed.agents import config_checks as checks
+from seed.agents.common import choices
+from seed.agents.common import config_checks as checks
 
 OPTIMIZERS = ('adam', 'rmsprop')
 
@@ -62,7 +62,7 @@ class ReactorConfig:
   max_grad_norm: Optional[float] = 10.0
   """Global-norm gradient clip, > 0; None disables clipping."""
   torso: str = 'auto'
-  """'auto' (picked from the observations, seed.agents.torsos.resolve_torso: mlp for
+  """'auto' (picked from the observations, seed.agents.common.torsos.resolve_torso: mlp for
   rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
   below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'."""
   mlp_hidden_sizes: Tuple[int, ...] = (64,)

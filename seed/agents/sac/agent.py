@@ -5,52 +5,21 @@ policy with log-std clipped to [-10, 2], and a learned temperature with target
 entropy -|A| by default (-|A|/2 for SR-SAC, `target_entropy_scale`). Replay, n-step
 targets, the uniform start, `updates_per_step` (the replay ratio, fused in one
 compiled call), resets (SR-SAC) and several seeds in one agent are shared with DDPG:
-see `seed.agents.offpolicy`.
+see `seed.agents.common.offpolicy`.
 """
 from typing import Dict, Optional, Sequence
 
 import keras
 import tensorflow as tf
 
-from seed.agents import mlp
-from seed.agents import offpolicy
-from seed.agents import seed_axis
-from seed.agents import tf_agent
+from seed.agents.common import mlp
+from seed.agents.common import offpolicy
+from seed.agents.common import seed_axis
+from seed.agents.common import tf_agent
 from seed.agents.sac import config as config_lib
+from seed.agents.sac import networks
 from seed.losses import distributions
 from seed.losses import sac as sac_lib
-
-
-class TanhGaussianActor(keras.layers.Layer):
-  """x [N, B, D] -> (mean, log_std [N, B, A] clipped to [-10, 2]) before the tanh, seed n
-  with its own weights."""
-
-  def __init__(self, observation_size: int, action_size: int, hidden_sizes: Sequence[int], *,
-               seeds: Sequence[mlp.SeedStream], name: str = 'actor'):
-    super().__init__(name=name)
-    self._action_size = action_size
-    self._mlp = seed_axis.StackedMLP(observation_size, hidden_sizes, 2 * action_size,
-                                     seeds=seeds, name='policy')
-    self.built = True
-
-  def call(self, x):
-    mean, log_std = tf.split(self._mlp(x), 2, axis=-1)
-    return mean, distributions.clip_log_std(log_std)
-
-
-class Temperature(keras.layers.Layer):
-  """SAC's alpha, one per seed [N], held as its log so that it stays positive."""
-
-  def __init__(self, initial_alpha: float, num_seeds: int, name: str = 'temperature'):
-    super().__init__(name=name)
-    self.log_alpha = self.add_weight(
-        shape=(num_seeds,),
-        initializer=keras.initializers.Constant(float(tf.math.log(initial_alpha))),
-        name='log_alpha')
-    self.built = True
-
-  def alpha(self):
-    return tf.exp(tf.convert_to_tensor(self.log_alpha))
 
 
 class SACAgent(offpolicy.OffPolicyAgent):
@@ -81,11 +50,11 @@ class SACAgent(offpolicy.OffPolicyAgent):
 
   def _make_networks(self, seeds: Sequence[mlp.SeedStream]) -> Dict[str, keras.layers.Layer]:
     size, actions, hidden = self._observation_size, self._bounds.size, self.config.hidden_sizes
-    networks = {'actor': TanhGaussianActor(size, actions, hidden, seeds=seeds)}
+    made = {'actor': networks.TanhGaussianActor(size, actions, hidden, seeds=seeds)}
     for name in ('critic1', 'critic2', 'target_critic1', 'target_critic2'):
-      networks[name] = seed_axis.StackedCritic(size, actions, hidden, seeds=seeds, name=name)
-    networks['temperature'] = Temperature(self.config.initial_alpha, len(seeds))
-    return networks
+      made[name] = seed_axis.StackedCritic(size, actions, hidden, seeds=seeds, name=name)
+    made['temperature'] = networks.Temperature(self.config.initial_alpha, len(seeds))
+    return made
 
   def _sync_targets(self) -> None:
     sac_lib.polyak_update(self._critic_variables(), self._target_variables(), tau=1.0)
@@ -119,7 +88,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
 
   def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
     # Losses are means over the seeds; N times that is their sum, which gives each seed
-    # its own gradient (seed.agents.offpolicy).
+    # its own gradient (seed.agents.common.offpolicy).
     num_seeds = float(self._num_seeds)
     alpha = self.temperature.alpha()[:, tf.newaxis]  # [N, 1] against [N, B].
     next_x = transitions.last_observation

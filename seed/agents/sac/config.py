@@ -8,8 +8,8 @@ from typing import Optional
 
 import gin
 
-from seed.agents import config_checks as checks
-from seed.agents import offpolicy_config
+from seed.agents.common import config_checks as checks
+from seed.agents.common import offpolicy_config
 
 
 @gin.configurable

@@ -11,13 +11,13 @@ import numpy as np
 import tensorflow as tf
 
 from seed import types
-from seed.agents import base
-from seed.agents import categorical_acting
-from seed.agents import popart
-from seed.agents import tf_agent
+from seed.agents.common import base
+from seed.agents.common import categorical_acting
+from seed.agents.common import policy_value
+from seed.agents.common import popart
+from seed.agents.common import tf_agent
 from seed.agents.vtrace import config as config_lib
 from seed.agents.vtrace import loss as loss_lib
-from seed.agents.vtrace import networks
 from seed.envs import spec as spec_lib
 from seed.losses import shapes
 
@@ -53,7 +53,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
     base.check_discrete_spec(env_spec, 'VTraceAgent')
     self.config = config = config if config is not None else config_lib.VTraceConfig()
     self._env_spec = env_spec
-    self._network = networks.PolicyValueNetwork(
+    self._network = policy_value.PolicyValueNetwork(
         env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
         torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
         use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
@@ -72,14 +72,6 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
     self._train_function = tf.function(self._train)
     # One trace per candidate-set size (the few an elite replay uses).
     self._features_function = tf.function(self._features, reduce_retracing=True)
-
-  @property
-  def unroll_length(self) -> int:
-    return self.config.unroll_length
-
-  @property
-  def batch_unrolls(self) -> int:
-    return self.config.batch_unrolls
 
   def replay_features(self, unrolls: types.Unroll) -> np.ndarray:
     """The current policy's logits [B, T + 1, A] for stored unrolls, as the train step

@@ -12,7 +12,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from seed.agents.choices import TORSO_CHOICES, TORSO_DTYPES
+from seed.agents.common.choices import TORSO_CHOICES, TORSO_DTYPES
 
 # (filters, kernel size, stride) of each convolution, then the dense layer's width.
 CONV_SPECS = {

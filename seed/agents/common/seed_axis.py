@@ -16,7 +16,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from seed.agents import mlp
+from seed.agents.common import mlp
 
 
 class StackedMLP(keras.layers.Layer):

@@ -10,7 +10,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from seed.agents.choices import ACTIVATIONS, INITIALIZERS
+from seed.agents.common.choices import ACTIVATIONS, INITIALIZERS
 
 
 class SeedStream:

@@ -28,6 +28,9 @@ def check_discrete_spec(env_spec: spec_lib.EnvSpec, agent_name: str) -> None:
 class Agent(abc.ABC):
   """What the learner needs from an agent."""
 
+  # The agent's config dataclass (seed/agents/<agent>/config.py), set by its __init__.
+  config: Any
+
   # What it trains from (seed.types.InputKind; seed.inputs builds the input).
   input_kind: types.InputKind = types.InputKind.FIFO
 
@@ -42,10 +45,12 @@ class Agent(abc.ABC):
   # 'prioritized' needs TrainResult.priorities and a loss weighted by Sample.weights.
   mixture_kinds: Tuple[str, ...] = ('queue', 'uniform')
 
+  # Sizes: an agent whose config names them unroll_length and batch_unrolls (V-trace,
+  # PPO, ACER, Reactor) keeps these; R2D2 and the off-policy agents derive their own.
   @property
-  @abc.abstractmethod
   def unroll_length(self) -> int:
     """T: unrolls hold T + 1 steps (R2D2: burn_in_steps + trained_steps)."""
+    return self.config.unroll_length
 
   @property
   def unroll_overlap(self) -> int:
@@ -53,9 +58,9 @@ class Agent(abc.ABC):
     return 0
 
   @property
-  @abc.abstractmethod
   def batch_unrolls(self) -> int:
     """Unrolls per train step (sequences for R2D2, n-step transitions for SAC and DDPG)."""
+    return self.config.batch_unrolls
 
   @property
   def samples_per_insert(self) -> Optional[float]:

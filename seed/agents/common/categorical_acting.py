@@ -14,7 +14,7 @@ from seed import types
 
 class CategoricalActingMixin:
   """`initial_core_state` and `inference` for agents holding `_network` (a
-  seed.agents.vtrace.networks.PolicyValueNetwork) and `_sampler` (a
+  seed.agents.common.policy_value.PolicyValueNetwork) and `_sampler` (a
   tf.random.Generator of their own, so sampling is reproducible per agent)."""
 
   def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:

@@ -16,7 +16,7 @@ process that step, since such a step holds the first observation of an episode.
 
 Image torsos take observations channels first, [C, H, W] per env (the Atari
 wrapper stacks 4 frames first: uint8 [4, 84, 84]), or channels last [H, W, C]
-(MinAtar, gymnasium's images); see seed.agents.torsos. uint8 observations are
+(MinAtar, gymnasium's images); see seed.agents.common.torsos. uint8 observations are
 scaled to [0, 1]; other dtypes (bool, float) are only cast to float32.
 
 Every variable is created eagerly in the constructor (on a dummy batch of one),
@@ -28,7 +28,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from seed.agents import torsos
+from seed.agents.common import torsos
 
 
 class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):

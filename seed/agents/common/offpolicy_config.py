@@ -6,12 +6,12 @@ the learner.
 import dataclasses
 from typing import Optional, Tuple
 
-from seed.agents import config_checks as checks
+from seed.agents.common import config_checks as checks
 
 
 @dataclasses.dataclass(frozen=True)
 class OffPolicyConfig:
-  """The hyperparameters of the replay side (seed.agents.offpolicy); gin binds the
+  """The hyperparameters of the replay side (seed.agents.common.offpolicy); gin binds the
   subclasses (SACConfig, DDPGConfig), never this one."""
 
   n_steps: int = 1
@@ -30,7 +30,7 @@ class OffPolicyConfig:
   """Seeds the weights and all sampling, >= 0."""
   num_seeds: int = 1
   """Independent agents trained together in one learner, seeds seed, seed + 1, ...,
-  >= 1: networks with a leading seed axis, one update for all (seed.agents.offpolicy).
+  >= 1: networks with a leading seed axis, one update for all (seed.agents.common.offpolicy).
   The learner's --num_seeds binds it."""
   reset_interval_updates: Optional[int] = None
   """Re-initialise every network (targets and SAC's temperature included) and every

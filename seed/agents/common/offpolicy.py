@@ -36,12 +36,12 @@ import numpy as np
 import tensorflow as tf
 
 from seed import types
-from seed.agents import base
-from seed.agents import continuous
-from seed.agents import mlp
-from seed.agents import seed_axis
-from seed.agents import tf_agent
-from seed.agents.offpolicy_config import OffPolicyConfig
+from seed.agents.common import base
+from seed.agents.common import continuous
+from seed.agents.common import mlp
+from seed.agents.common import seed_axis
+from seed.agents.common import tf_agent
+from seed.agents.common.offpolicy_config import OffPolicyConfig
 from seed.losses import nstep
 from seed.losses import shapes
 
@@ -115,7 +115,7 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   loss or gradient, see tf_agent.apply_if_finite). Feed-forward: the core state is ().
 
   Seeds (`num_seeds` N): N independent agents, seeds config.seed + k, train together.
-  Every network has a leading seed axis (seed.agents.seed_axis) and every input of an
+  Every network has a leading seed axis (seed.agents.common.seed_axis) and every input of an
   update is [N, B, ...]; each seed has its own random streams, and env k acts with
   seed k mod N. Losses are means over the seeds, as logged; the optimizers minimise N
   times that, the sum, so each seed's gradient is the one it would have alone (Adam

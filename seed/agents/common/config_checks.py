@@ -12,7 +12,7 @@ import numpy as np
 
 # Reward clippings the agents accept: none, or to [-1, 1] (Atari's).
 REWARD_CLIPPINGS = (None, 'abs_one')
-# Value normalisations (V-trace, PPO): none, or PopArt's (seed/agents/popart.py).
+# Value normalisations (V-trace, PPO): none, or PopArt's (seed/agents/common/popart.py).
 VALUE_NORMALIZATIONS = (None, 'popart')
 
 

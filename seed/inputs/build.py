@@ -45,8 +45,7 @@ def agent_input(agent, agent_name: str, stop_event: threading.Event, *, seed: in
     # Per seed: each seed's env steps count toward its warm-up and its resets.
     check_resets_after_warm_up(agent, built.limiter.min_size_to_sample // agent.num_seeds)
   elif kind == types.InputKind.FIFO:
-    built = _replay_mixture(agent, agent_name, stop_event, seed, replay_parameters,
-                            prefetch=not lockstep)
+    built = _replay_mixture(agent, agent_name, stop_event, seed, replay_parameters, lockstep)
   else:
     built = FreshThenReplay(agent.batch_unrolls, agent.replay_schedule, stop_event, seed=seed)
   if lockstep:
@@ -55,12 +54,12 @@ def agent_input(agent, agent_name: str, stop_event: threading.Event, *, seed: in
 
 
 def _replay_mixture(agent, agent_name: str, stop_event: threading.Event, seed: int,
-                    replay_parameters: Optional[str], prefetch: bool) -> AgentInput:
+                    replay_parameters: Optional[str], lockstep: bool) -> AgentInput:
   """The input of a queue-fed agent: the --replay_parameters mixture, else gin's."""
   config = mixture_spec.ReplayMixtureConfig()
   specs = (mixture_spec.parse_json(replay_parameters) if replay_parameters
            else mixture_spec.parse_specs(config.replays))
-  if config.prefetch_batches and not prefetch:
+  if config.prefetch_batches and lockstep:
     # Batches drawn ahead by a thread of their own are drawn at a moment timing decides.
     raise ValueError(f'--lockstep draws each batch when the trainer asks; '
                      f'ReplayMixtureConfig.prefetch_batches = {config.prefetch_batches} draws '

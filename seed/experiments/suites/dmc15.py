@@ -85,9 +85,9 @@ def plan(agent: str, tasks: Sequence[str], seeds: Sequence[int], env_steps: int,
   if agent not in agents_lib.AGENTS:
     raise ValueError(f'unknown agent {agent!r}; known agents: '
                      f'{", ".join(sorted(agents_lib.AGENTS))}')
-  gin_file = os.path.join('gin', 'dmc', f'{agent}.gin')
-  if not os.path.exists(os.path.join(config.gin_root(), 'dmc', f'{agent}.gin')):
-    raise ValueError(f'agent {agent!r} has no DM Control config ({gin_file})')
+  gin_file = os.path.join(config.gin_root(), 'dmc', f'{agent}.gin')
+  if not os.path.exists(gin_file):
+    raise ValueError(f'agent {agent!r} has no DM Control config (gin/dmc/{agent}.gin)')
   if env_steps < 1:
     raise ValueError(f'env_steps must be >= 1, got {env_steps}')
   if not seeds:
@@ -99,8 +99,7 @@ def plan(agent: str, tasks: Sequence[str], seeds: Sequence[int], env_steps: int,
     flags, run_seeds, num_envs = _one_learner_flags(seeds, env_steps), [seeds[0]], len(seeds)
   else:
     flags, run_seeds, num_envs = {'max_env_frames': str(env_steps)}, list(seeds), 1
-  return [{'name': task, 'agent': agent,
-           'gin_file': os.path.join(config.gin_root(), 'dmc', f'{agent}.gin'),
+  return [{'name': task, 'agent': agent, 'gin_file': gin_file,
            'gin_bindings': [f"EnvConfig.name = 'dmc:{task}'", *gin_bindings],
            'learner_flags': {**flags, **(learner_flags or {})}, 'seeds': run_seeds,
            'num_actors': 1, 'num_envs': num_envs}

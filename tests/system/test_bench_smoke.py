@@ -1,4 +1,8 @@
-"""The benchmarks run end to end with tiny budgets (figures are not checked)."""
+"""The benchmarks run end to end with tiny budgets (figures are not checked).
+
+bench/ may import the tests' process harness; tests never import bench (so the two do not
+import each other both ways): a bench function is called in a child process.
+"""
 import json
 import re
 import subprocess
@@ -9,6 +13,16 @@ import pytest
 from tests.processes import REPO, _env
 
 pytestmark = pytest.mark.timeout(300)
+
+
+def bench_value(module: str, statements: str):
+  """Runs `statements` with bench.`module` imported as `m` in a child process; returns the
+  JSON value they assign to `value`."""
+  code = f'import json\nfrom bench import {module} as m\n{statements}\nprint(json.dumps(value))'
+  result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                          env=_env(), cwd=REPO, timeout=120)
+  assert result.returncode == 0, result.stdout + result.stderr
+  return json.loads(result.stdout.splitlines()[-1])
 
 
 def test_throughput_benchmark_prints_a_full_row(tmp_path):
@@ -30,18 +44,15 @@ def test_throughput_benchmark_prints_a_full_row(tmp_path):
 
 
 def test_the_compute_aware_ceiling_adds_the_models_cost_to_the_envs():
-  from bench import throughput  # pylint: disable=g-import-not-at-top
   # Envs: 0.2 ms of CPU a frame. Model: 4 ms CPU (3 ms wall) a call of 2 envs x 4 frames,
   # 0.5 ms CPU a frame. Two cores: 2 / 0.7 ms = 2,857 frames/s; one call at a time would
-  # allow 8 / 3 ms = 2,667: the lower wins.
-  cost = {'cpu_ms': 4.0, 'wall_ms': 3.0}
-  assert throughput.compute_aware_ceiling(5000.0, 0.2e-3, cost, 2.0, 4, 2) == pytest.approx(
-      8 / 3e-3)
-  cost = {'cpu_ms': 4.0, 'wall_ms': 1.0}
-  assert throughput.compute_aware_ceiling(5000.0, 0.2e-3, cost, 2.0, 4, 2) == pytest.approx(
-      2 / 0.7e-3)
-  # Never above the raw env limit.
-  assert throughput.compute_aware_ceiling(1000.0, 0.2e-3, cost, 2.0, 4, 2) == 1000.0
+  # allow 8 / 3 ms = 2,667: the lower wins. Never above the raw env limit.
+  ceilings = bench_value('throughput', """
+slow_wall, fast_wall = {'cpu_ms': 4.0, 'wall_ms': 3.0}, {'cpu_ms': 4.0, 'wall_ms': 1.0}
+value = [m.compute_aware_ceiling(5000.0, 0.2e-3, slow_wall, 2.0, 4, 2),
+         m.compute_aware_ceiling(5000.0, 0.2e-3, fast_wall, 2.0, 4, 2),
+         m.compute_aware_ceiling(1000.0, 0.2e-3, fast_wall, 2.0, 4, 2)]""")
+  assert ceilings == pytest.approx([8 / 3e-3, 2 / 0.7e-3, 1000.0])
 
 
 def test_the_inference_capacity_benchmark_prints_a_row_per_stream_count(tmp_path):
@@ -61,17 +72,21 @@ def test_the_inference_capacity_benchmark_prints_a_row_per_stream_count(tmp_path
 
 @pytest.mark.parametrize('streams', ['0', '1001', '1,x'])
 def test_the_inference_capacity_benchmark_refuses_counts_it_cannot_bound(streams):
-  from bench import inference_capacity  # pylint: disable=g-import-not-at-top
-  with pytest.raises(ValueError, match='--streams'):
-    inference_capacity.parse_streams(streams)
+  error = bench_value('inference_capacity', f"""
+try:
+  m.parse_streams({streams!r})
+  value = None
+except ValueError as e:
+  value = str(e)""")
+  assert error is not None and '--streams' in error
 
 
 def test_the_speedup_table_divides_by_one_process():
-  from bench import throughput  # pylint: disable=g-import-not-at-top
-  results = {(1, 4): ({'frames_per_s': 1000.0}, {'frames_per_s': 500.0}, {}),
-             (2, 4): ({'frames_per_s': 1900.0}, {'frames_per_s': 800.0}, {}),
-             (1, 16): ({'frames_per_s': 900.0}, {}, {})}  # one count: no table
-  lines = throughput._speedup_lines(results)  # pylint: disable=protected-access
+  lines = bench_value('throughput', """
+results = {(1, 4): ({'frames_per_s': 1000.0}, {'frames_per_s': 500.0}, {}),
+           (2, 4): ({'frames_per_s': 1900.0}, {'frames_per_s': 800.0}, {}),
+           (1, 16): ({'frames_per_s': 900.0}, {}, {})}  # one count: no table
+value = m._speedup_lines(results)""")
   assert '| 2 | 1,900 | 1.90 | 800 | 1.60 | 0.42 |' in lines
   assert not any('16 envs' in line for line in lines)
 
@@ -136,16 +151,15 @@ def test_replay_prefetch_benchmark_prints_a_row_per_depth():
 
 
 def test_r2d2_step_counts_the_nature_cnn_by_hand():
-  from bench import r2d2_step  # pylint: disable=g-import-not-at-top
+  counts = bench_value('r2d2_step', """
+value = [m.conv_macs(84, 8, 4, 4, 32), m.conv_macs(20, 4, 2, 32, 64), m.conv_macs(9, 3, 1, 64, 64),
+         m.nature_dueling_lstm_macs(6, 512, 512), m.step_flops(10, 4, 1_000)]""")
   # 84 -> 20 (8x8 stride 4) -> 9 (4x4 stride 2) -> 7 (3x3): 20*20*32*8*8*4 multiply-adds first.
-  assert r2d2_step.conv_macs(84, 8, 4, 4, 32) == (3_276_800, 20)
-  assert r2d2_step.conv_macs(20, 4, 2, 32, 64) == (2_654_208, 9)
-  assert r2d2_step.conv_macs(9, 3, 1, 64, 64) == (1_806_336, 7)
+  assert counts[:3] == [[3_276_800, 20], [2_654_208, 9], [1_806_336, 7]]
   dense, lstm, heads = 7 * 7 * 64 * 512, (512 + 512) * 4 * 512, 512 * 512 * 2 + 512 * 7
-  assert r2d2_step.nature_dueling_lstm_macs(6, 512, 512) == (
-      3_276_800 + 2_654_208 + 1_806_336 + dense + lstm + heads)
+  assert counts[3] == 3_276_800 + 2_654_208 + 1_806_336 + dense + lstm + heads
   # A backward pass counts twice its forward.
-  assert r2d2_step.step_flops(10, 4, 1_000) == 2 * 1_000 * (10 + 8)
+  assert counts[4] == 2 * 1_000 * (10 + 8)
 
 
 def test_the_round_trip_floor_prints_transport_learner_and_tf_call_figures():

@@ -1,10 +1,10 @@
-"""The fault scenarios of bench/faults at their CI counts (the full counts run by hand and
+"""The fault scenarios of tests/system/faults at their CI counts (the full counts run by hand and
 land in docs/reliability.md). Each scenario stops every process it started, also on failure."""
 import importlib
 
 import pytest
 
-from bench.faults import outcome as outcome_lib
+from tests.system.faults import outcome as outcome_lib
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.timeout(300)
                                   'checkpoint_kills', 'hostile_input', 'bad_numbers',
                                   'full_disk', 'network'])
 def test_scenario_at_its_ci_count(name, tmp_path):
-  scenario = importlib.import_module(f'bench.faults.{name}')
+  scenario = importlib.import_module(f'tests.system.faults.{name}')
   try:
     outcome = scenario.run(scenario.CI_COUNT, str(tmp_path),
                            **getattr(scenario, 'CI_OPTIONS', {}))

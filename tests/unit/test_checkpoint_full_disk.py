@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bench.faults import full_disk
-from bench.faults.outcome import Unavailable
+from tests.system.faults import full_disk
+from tests.system.faults.outcome import Unavailable
 from seed.inputs.replay_input import ReplayInput
 from seed.learner.checkpoint import Checkpointer, CheckpointWriteError
 from seed.learner.counters import Counters

@@ -132,3 +132,36 @@ def test_a_downward_import_is_not():
   path = os.path.join(REPO, 'seed', 'inference', 'probe.py')
   assert list(_climbs('seed.inference.probe', path,
                       'from seed import types\nfrom seed.inference import batcher')) == []
+
+
+def _top_level_imports(path):
+  """(top-level package, line) for each absolute import in the file at `path`."""
+  with open(path) as f:
+    tree = ast.parse(f.read(), path)
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      for alias in node.names:
+        yield alias.name.split('.')[0], node.lineno
+    elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+      yield node.module.split('.')[0], node.lineno
+
+
+def _python_files(folder):
+  for dirpath, dirnames, files in os.walk(os.path.join(REPO, folder)):
+    dirnames[:] = [d for d in dirnames if d != '__pycache__']
+    yield from (os.path.join(dirpath, f) for f in files if f.endswith('.py'))
+
+
+# Above the package: bench/ (benchmarks) may use the tests' process harness, tests/ never
+# import bench/ (they run it as a child process), and the package imports neither.
+FORBIDDEN_TOPS = {'tests': {'bench'},
+                  **{folder: {'bench', 'tests'} for folder in PACKAGE_FOLDERS.values()}}
+
+
+def test_the_package_bench_and_tests_import_one_way():
+  found = []
+  for folder, forbidden in FORBIDDEN_TOPS.items():
+    for path in _python_files(folder):
+      found += [f'{os.path.relpath(path, REPO)}:{line} imports {top}'
+                for top, line in _top_level_imports(path) if top in forbidden]
+  assert found == [], '\n'.join(found)

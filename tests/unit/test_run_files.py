@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
-from bench.faults import full_disk
+from tests.system.faults import full_disk
 from seed.learner import metrics as metrics_lib
 from seed.learner.counters import Counters
 from seed.learner.run_files import AppendOnlyCsv

@@ -1,8 +1,8 @@
 """Fault, load and hostile-input scenarios against real learner and actor processes.
 
-  python -m bench.faults                      # every scenario but the soak, full counts
-  python -m bench.faults --ci                 # the short counts CI runs
-  python -m bench.faults checkpoint_kills --count 200
+  python -m tests.system.faults                      # every scenario but the soak, full counts
+  python -m tests.system.faults --ci                 # the short counts CI runs
+  python -m tests.system.faults checkpoint_kills --count 200
 
 Each scenario module has `run(count, workdir) -> Outcome`, its `CI_COUNT` and
 `FULL_COUNT`, and maybe `CI_OPTIONS` (keyword arguments of run() in CI); the table

@@ -1,12 +1,12 @@
-"""Runs fault scenarios and prints their table (see bench/faults/__init__.py)."""
+"""Runs fault scenarios and prints their table (see tests/system/faults/__init__.py)."""
 import argparse
 import importlib
 import sys
 import tempfile
 
-from bench.faults import outcome as outcome_lib
+from tests.system.faults import outcome as outcome_lib
 
-# Scenario name -> module under bench.faults, in the order of docs/reliability.md.
+# Scenario name -> module under tests.system.faults, in the order of docs/reliability.md.
 SCENARIOS = ('actor_deaths', 'learner_restart', 'preemption', 'checkpoint_kills',
              'hostile_input', 'bad_numbers', 'full_disk', 'network', 'soak')
 
@@ -26,7 +26,7 @@ def main(argv=None) -> int:
   outcomes = []
   with tempfile.TemporaryDirectory(prefix='seed-faults-') as scratch:
     for name in names:
-      module = importlib.import_module(f'bench.faults.{name}')
+      module = importlib.import_module(f'tests.system.faults.{name}')
       count = args.count or (module.CI_COUNT if args.ci else module.FULL_COUNT)
       workdir = f'{args.workdir or scratch}/{name}'
       print(f'== {name}: count {count}, in {workdir}', flush=True)

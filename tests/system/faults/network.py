@@ -21,10 +21,10 @@ import os
 import time
 from typing import Dict, List
 
-from bench.faults import watch
-from bench.faults.network_proxy import FaultProxy
-from bench.faults.outcome import Outcome, Stopwatch
-from bench.faults.toy_run import ToyRun
+from tests.system.faults import watch
+from tests.system.faults.network_proxy import FaultProxy
+from tests.system.faults.outcome import Outcome, Stopwatch
+from tests.system.faults.toy_run import ToyRun
 
 CI_COUNT = 4
 FULL_COUNT = 15

@@ -8,8 +8,8 @@ import socket
 import subprocess
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from bench import processes
-from bench.faults import watch
+from seed.process import local_processes as processes
+from tests.system.faults import watch
 
 TOY_ENV_FLAGS = ['--env=Catch']
 

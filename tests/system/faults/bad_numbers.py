@@ -25,10 +25,10 @@ from typing import List, Optional
 import gymnasium
 import numpy as np
 
-from bench import processes
-from bench.faults import watch
-from bench.faults.outcome import Outcome, Stopwatch
-from bench.faults.toy_run import ToyRun, checkpoints_written, log_lines, resumed_from
+from seed.process import local_processes as processes
+from tests.system.faults import watch
+from tests.system.faults.outcome import Outcome, Stopwatch
+from tests.system.faults.toy_run import ToyRun, checkpoints_written, log_lines, resumed_from
 from seed.actor.client import Actor
 from seed.envs.registry import env_spec, make_env
 

@@ -35,7 +35,7 @@ Strays: a last life resumes and saves twice without a kill; whatever is then in
 the directory besides the listed checkpoints and the index was left for good by
 the kills, and a learner killed often would pile it up: a failure.
 
-  python -m bench.faults checkpoint_kills --count 200
+  python -m tests.system.faults checkpoint_kills --count 200
 """
 import collections
 import os
@@ -53,8 +53,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from bench.faults.outcome import Outcome, Stopwatch
-from bench.processes import REPO, child_env
+from tests.system.faults.outcome import Outcome, Stopwatch
+from seed.process.local_processes import REPO, child_env
 from seed.inputs.replay_input import ReplayInput
 from seed.learner.counters import Counters
 from tests.unit import test_replay
@@ -315,7 +315,7 @@ class _Zygote:
 
 
 def _zygote_command(directory: str) -> List[str]:
-  return [sys.executable, '-m', 'bench.faults.checkpoint_kills', directory]
+  return [sys.executable, '-m', 'tests.system.faults.checkpoint_kills', directory]
 
 
 def _listed(directory: str) -> List[int]:

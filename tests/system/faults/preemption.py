@@ -11,8 +11,8 @@ WARM_STEPS train steps, and gets SIGTERM.
 Times: SIGTERM -> 'checkpoint written' in its log, SIGTERM -> exit. It must exit
 0 with that checkpoint within LIMIT_S.
 
-  python -m bench.faults preemption            # Atari and MuJoCo configs
-  python -m bench.faults preemption --ci       # the toy configs
+  python -m tests.system.faults preemption            # Atari and MuJoCo configs
+  python -m tests.system.faults preemption --ci       # the toy configs
 """
 import datetime
 import os
@@ -21,9 +21,9 @@ import subprocess
 import sys
 import time
 
-from bench import processes
-from bench.faults.outcome import Outcome, Stopwatch
-from bench.faults.toy_run import ToyRun, log_lines
+from seed.process import local_processes as processes
+from tests.system.faults.outcome import Outcome, Stopwatch
+from tests.system.faults.toy_run import ToyRun, log_lines
 
 CI_COUNT = 1   # SIGTERMs per agent
 FULL_COUNT = 1
@@ -66,7 +66,7 @@ def run(count: int, workdir: str, configs=None) -> Outcome:
 def _prefill(logdir: str, agent: str, gin_file: str) -> str:
   """Prepares `logdir` in a subprocess; returns what it filled ('' for FIFO agents)."""
   done = subprocess.run(
-      [sys.executable, '-m', 'bench.faults.preemption', '--prefill', logdir, agent,
+      [sys.executable, '-m', 'tests.system.faults.preemption', '--prefill', logdir, agent,
        os.path.join(processes.REPO, gin_file)],
       capture_output=True, text=True, env=processes.child_env(), cwd=processes.REPO,
       timeout=1200)
@@ -159,4 +159,4 @@ if __name__ == '__main__':
   if len(sys.argv) == 5 and sys.argv[1] == '--prefill':
     _prefill_main(*sys.argv[2:])
   else:
-    sys.exit('usage: python -m bench.faults preemption (this module runs --prefill only)')
+    sys.exit('usage: python -m tests.system.faults preemption (this module runs --prefill only)')

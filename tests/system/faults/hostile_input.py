@@ -2,7 +2,7 @@
 
 A learner (V-trace on Catch) and one real actor run as processes. After the
 actor's baseline frames/s is measured, `count` cases from
-bench.faults.hostile_messages (random bytes, wrong dtypes and shapes, huge
+tests.system.faults.hostile_messages (random bytes, wrong dtypes and shapes, huge
 declared sizes, NaN/Inf, wrong counts, out-of-order hellos, half-open and slow
 streams, oversized messages, bare-HTTP/2 framing attacks, ...) are played at a
 bounded rate while a few hundred idle TCP and HTTP/2 connections are held open;
@@ -16,7 +16,7 @@ after the attack; frames the fuzzer's own welcomed steps caused are subtracted);
 at its CI count that ratio is a figure only, since tests share the machine's
 cores and a timing there measures the neighbours (CI_OPTIONS).
 
-  python -m bench.faults hostile_input --ci
+  python -m tests.system.faults hostile_input --ci
 
 The per-category table (cases, status codes seen, failures, example details)
 is printed and written to <workdir>/categories.md, every case to cases.jsonl.
@@ -36,10 +36,10 @@ from typing import Dict, List, Optional, Tuple
 from grpc import aio
 import numpy as np
 
-from bench import processes
-from bench.faults import hostile_messages as hm
-from bench.faults.outcome import Outcome, Stopwatch
-from bench.faults.watch import ProcessSample as Sample, ProcessSampler, cpu_between, progress_rows
+from seed.process import local_processes as processes
+from tests.system.faults import hostile_messages as hm
+from tests.system.faults.outcome import Outcome, Stopwatch
+from tests.system.faults.watch import ProcessSample as Sample, ProcessSampler, cpu_between, progress_rows
 from seed.envs.spec import EnvSpec
 
 CI_COUNT = 1000

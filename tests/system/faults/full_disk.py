@@ -22,9 +22,9 @@ import os
 import re
 import subprocess
 
-from bench.faults import watch
-from bench.faults.outcome import Outcome, Stopwatch, Unavailable
-from bench.faults.toy_run import ToyRun, log_lines
+from tests.system.faults import watch
+from tests.system.faults.outcome import Outcome, Stopwatch, Unavailable
+from tests.system.faults.toy_run import ToyRun, log_lines
 
 CI_COUNT = 3
 FULL_COUNT = 20

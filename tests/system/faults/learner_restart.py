@@ -14,8 +14,8 @@ import signal
 import statistics
 import time
 
-from bench.faults.outcome import Outcome, Stopwatch
-from bench.faults.toy_run import (ToyRun, checkpoints_written, free_port, log_lines,
+from tests.system.faults.outcome import Outcome, Stopwatch
+from tests.system.faults.toy_run import (ToyRun, checkpoints_written, free_port, log_lines,
                                     resumed_from)
 
 CI_COUNT = 2

@@ -5,15 +5,15 @@ value at the end of the warm-up, and its threads and file descriptors must not
 grow. Writes <workdir>/soak.csv (one row per SAMPLE_S) and <workdir>/rss.svg
 (the plot docs/reliability.md shows).
 
-  python -m bench.faults soak --count 30 --workdir /tmp/soak
+  python -m tests.system.faults soak --count 30 --workdir /tmp/soak
 """
 import csv
 import os
 import time
 
-from bench.faults import watch
-from bench.faults.outcome import Outcome, Stopwatch
-from bench.faults.toy_run import ToyRun
+from tests.system.faults import watch
+from tests.system.faults.outcome import Outcome, Stopwatch
+from tests.system.faults.toy_run import ToyRun
 
 CI_COUNT = 2      # minutes
 FULL_COUNT = 30

@@ -11,9 +11,9 @@ import os
 import random
 import time
 
-from bench.faults import watch
-from bench.faults.outcome import Outcome, Stopwatch
-from bench.faults.toy_run import ToyRun
+from tests.system.faults import watch
+from tests.system.faults.outcome import Outcome, Stopwatch
+from tests.system.faults.toy_run import ToyRun
 
 CI_COUNT = 10
 FULL_COUNT = 100

@@ -21,9 +21,9 @@ import tensorflow as tf
 from seed import types
 from seed.agents.acer import common
 from seed.agents.acer import config as config_lib
+from seed.agents.acer import networks
 from seed.agents.common import base
 from seed.agents.common import categorical_acting
-from seed.agents.common import policy_value
 from seed.agents.common import tf_agent
 from seed.envs import spec as spec_lib
 from seed.losses import acer as acer_losses
@@ -54,16 +54,8 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
     base.check_discrete_spec(env_spec, 'ACERAgent')
     self.config = config = config if config is not None else config_lib.ACERConfig()
     self._env_spec = env_spec
-
-    def network(name):
-      return policy_value.PolicyValueNetwork(
-          env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
-          torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
-          use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
-          initializer=config.initializer, q_head=True, name=name)
-
-    self._network = network('policy_q')
-    self._average_network = network('average_policy_q')
+    self._network = networks.policy_q_network(env_spec, config, 'policy_q')
+    self._average_network = networks.policy_q_network(env_spec, config, 'average_policy_q')
     common.copy_into_average(self._network.trainable_variables,
                              self._average_network.trainable_variables)
     self._configured_learning_rate = float(config.learning_rate)

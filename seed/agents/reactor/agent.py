@@ -27,9 +27,9 @@ from seed import types
 from seed.agents.acer import common as acer_common
 from seed.agents.common import base
 from seed.agents.common import categorical_acting
-from seed.agents.common import policy_value
 from seed.agents.common import tf_agent
 from seed.agents.reactor import config as config_lib
+from seed.agents.reactor import networks
 from seed.envs import spec as spec_lib
 from seed.losses import beta_loo
 from seed.losses import distributional_retrace
@@ -59,12 +59,7 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
     base.check_discrete_spec(env_spec, 'ReactorAgent')
     self.config = config = config if config is not None else config_lib.ReactorConfig()
     self._env_spec = env_spec
-    self._network = policy_value.PolicyValueNetwork(
-        env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
-        torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
-        use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
-        initializer=config.initializer, q_head=True, q_atoms=config.num_atoms,
-        name='policy_distribution')
+    self._network = networks.policy_distribution_network(env_spec, config)
     self._support = tf.constant(
         np.linspace(config.v_min, config.v_max, config.num_atoms), tf.float32)
     self._configured_learning_rate = float(config.learning_rate)

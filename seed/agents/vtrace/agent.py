@@ -13,11 +13,11 @@ import tensorflow as tf
 from seed import types
 from seed.agents.common import base
 from seed.agents.common import categorical_acting
-from seed.agents.common import policy_value
 from seed.agents.common import popart
 from seed.agents.common import tf_agent
 from seed.agents.vtrace import config as config_lib
 from seed.agents.vtrace import loss as loss_lib
+from seed.agents.vtrace import networks
 from seed.envs import spec as spec_lib
 from seed.losses import shapes
 
@@ -53,11 +53,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
     base.check_discrete_spec(env_spec, 'VTraceAgent')
     self.config = config = config if config is not None else config_lib.VTraceConfig()
     self._env_spec = env_spec
-    self._network = policy_value.PolicyValueNetwork(
-        env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
-        torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
-        use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
-        initializer=config.initializer, unroll_torso_dtype=config.unroll_torso_dtype)
+    self._network = networks.policy_baseline_network(env_spec, config)
     self._configured_learning_rate = float(config.learning_rate)
     if config.optimizer == 'adam':
       self._optimizer = keras.optimizers.Adam(config.learning_rate,

@@ -18,12 +18,5 @@ cd "$(dirname "$0")"
 
 source scripts/venv.sh
 ensure_venv
-# Football actors run in a venv of their own (gfootball needs the old gym API), built
-# by scripts/install_football.sh on first use; the learner stays in this one.
-if [ "${1:-}" = football ] && [ $# -ge 4 ]; then
-  football_python="${SEED_FOOTBALL_VENV:-$(pwd)/.venv-football}/bin/python"
-  if ! "$football_python" -c "import gfootball.env" 2>/dev/null; then
-    scripts/install_football.sh
-  fi
-fi
+# Football's actors get a venv of their own from `seed train` on first use.
 exec python -m seed train "$@"

@@ -107,6 +107,22 @@ class Plan:
         os.path.dirname(config.gin_root()), '.venv-football')
     return os.path.join(venv, 'bin', 'python')
 
+  def ensure_actor_python(self) -> None:
+    """Builds Football's actor venv on first use (scripts/install_football.sh, from a
+    clone); raises UsageError where it is missing and cannot be built here."""
+    python = self.actor_python()
+    if python == sys.executable or os.path.exists(python) and subprocess.run(
+        [python, '-c', 'import gfootball.env'], capture_output=True).returncode == 0:
+      return
+    script = os.path.join(os.path.dirname(config.gin_root()), 'scripts', 'install_football.sh')
+    if not os.path.exists(script):
+      raise UsageError(
+          f'Football actors need gfootball in {python}, which does not import it; set '
+          'SEED_FOOTBALL_VENV to a venv that has it, or run scripts/install_football.sh '
+          'from a clone of seed.')
+    if subprocess.run([script]).returncode != 0:
+      raise UsageError(f'{script} failed; the Football actors have no interpreter.')
+
 
 def _child_env():
   env = dict(os.environ, PYTHONUNBUFFERED='1')
@@ -236,6 +252,7 @@ def main(argv: Sequence[str]) -> int:
     return 0
   try:
     plan = Plan(argv)
+    plan.ensure_actor_python()
   except (UsageError, FileNotFoundError) as e:
     print(e, file=sys.stderr)
     return 2

@@ -89,3 +89,18 @@ def test_train_finds_the_configs_from_another_folder(monkeypatch, tmp_path):
 def test_train_refuses_bad_arguments_naming_what_is_accepted(args, message):
   with pytest.raises(local_run.UsageError, match=message):
     local_run.Plan(args)
+
+
+def test_football_without_its_actor_venv_names_the_way_to_make_one(tmp_path, monkeypatch):
+  # An installed wheel: no scripts/ beside the package's gin files, nothing to build with.
+  monkeypatch.setenv('SEED_FOOTBALL_VENV', str(tmp_path / 'missing-venv'))
+  plan = local_run.Plan(['football', 'vtrace', '1', '1', f'--logdir={tmp_path}'])
+  monkeypatch.setattr(local_run.config, 'gin_root', lambda: str(tmp_path / 'seed' / 'gin'))
+  with pytest.raises(local_run.UsageError, match='SEED_FOOTBALL_VENV .*install_football.sh'):
+    plan.ensure_actor_python()
+
+
+def test_envs_other_than_football_act_in_this_interpreter():
+  plan = local_run.Plan(['toy', 'vtrace', '1', '1'])
+  assert plan.actor_python() == sys.executable
+  plan.ensure_actor_python()  # Nothing to build.

@@ -9,8 +9,18 @@
 #       --env=atari:Breakout --run_dir=/shared/runs/breakout --sbatch=--partition=cpu
 #
 # Options (--NAME=VALUE or --NAME VALUE):
-#   --nodes=N              nodes to spread over (default 1; more than one: TLS + token)
+#   --nodes=N              nodes to spread over (default 1; more than one: TLS + token);
+#                          with --het, the actors' nodes (the learner has one of its own)
 #   --cpus_per_task=C      CPUs for the learner and for each actor (default 1)
+#   --learner_cpus=C, --actor_cpus=C   the two apart (default --cpus_per_task each)
+#   --learner_gpus=G       GPUs for the learner's step only (default 0); the actors' step
+#                          takes none (srun would give it every GPU of the job)
+#   --het                  a heterogeneous job: the learner (1 node, its CPUs and GPUs,
+#                          --learner_sbatch options) and the actors (--nodes, their CPUs)
+#                          as two components, so they can come from different partitions;
+#                          needed for learner and actor CPUs or GPUs that differ across
+#                          nodes. Slurm puts the two components on different nodes.
+#   --learner_sbatch=OPTION   passed to sbatch for the learner's component (with --het)
 #   --time=LIMIT           the job's time limit, as sbatch --time takes it
 #   --run_dir=DIR          run directory on a file system every node sees (default
 #                          runs/ENV_AGENT under the repository); resumed if it has a checkpoint
@@ -21,7 +31,8 @@
 #   --stop_before_limit_s=S   SIGUSR1 this long before the time limit: the learner
 #                          checkpoints and the job requeues itself (default 300)
 #   --job_name=NAME        (default seed-ENV-AGENT)
-#   --sbatch=OPTION        passed to sbatch as it is (repeat it), e.g. --sbatch=--mem=16G
+#   --sbatch=OPTION        passed to sbatch as it is (repeat it), e.g. --sbatch=--mem=16G;
+#                          with --het, to both components (--learner_sbatch comes after)
 #   --dry_run              print the sbatch command and the SEED_* settings; submit nothing
 # Any other --FLAG=VALUE is a flag of the learner or the actors (seed.learner.main,
 # seed.actors.main) or of seed-job, and reaches them as SEED_FLAG in the job's
@@ -49,9 +60,10 @@ positive "$ENVS_PER_ACTOR" || die "ENVS_PER_ACTOR must be a positive integer, go
 
 NODES=1 CPUS=1 TIME_LIMIT='' RUN_DIR='' PORT='' RUNTIME="${SEED_SLURM_RUNTIME:-venv}"
 LEARNER_IMAGE='' ACTOR_IMAGE='' STOP_BEFORE_S=300 JOB_NAME="seed-$ENV_NAME-$AGENT" DRY_RUN=0
-SBATCH_EXTRA=() FLAGS=()
-OWN_OPTIONS='nodes cpus_per_task time run_dir port runtime learner_image actor_image
-  stop_before_limit_s job_name sbatch'
+LEARNER_CPUS='' ACTOR_CPUS='' LEARNER_GPUS=0 HET=0
+SBATCH_EXTRA=() LEARNER_SBATCH=() FLAGS=()
+OWN_OPTIONS='nodes cpus_per_task learner_cpus actor_cpus learner_gpus time run_dir port runtime
+  learner_image actor_image stop_before_limit_s job_name sbatch learner_sbatch'
 while [ $# -gt 0 ]; do
   arg="$1"; shift
   name="${arg%%=*}"; name="${name#--}"
@@ -59,6 +71,7 @@ while [ $# -gt 0 ]; do
     die "unexpected argument '$arg'; options and flags look like --NAME=VALUE"
   fi
   if [ "$arg" = --dry_run ]; then DRY_RUN=1; continue; fi
+  if [ "$arg" = --het ]; then HET=1; continue; fi
   if [[ " $(echo $OWN_OPTIONS) " != *" $name "* ]]; then FLAGS+=("$arg"); continue; fi
   if [[ "$arg" == *=* ]]; then value="${arg#*=}"
   elif [ $# -gt 0 ] && [[ "$1" != --* ]]; then value="$1"; shift
@@ -66,6 +79,9 @@ while [ $# -gt 0 ]; do
   case "$name" in
     nodes) NODES="$value" ;;
     cpus_per_task) CPUS="$value" ;;
+    learner_cpus) LEARNER_CPUS="$value" ;;
+    actor_cpus) ACTOR_CPUS="$value" ;;
+    learner_gpus) LEARNER_GPUS="$value" ;;
     time) TIME_LIMIT="$value" ;;
     run_dir) RUN_DIR="$value" ;;
     port) PORT="$value" ;;
@@ -75,14 +91,31 @@ while [ $# -gt 0 ]; do
     stop_before_limit_s) STOP_BEFORE_S="$value" ;;
     job_name) JOB_NAME="$value" ;;
     sbatch) SBATCH_EXTRA+=("$value") ;;
+    learner_sbatch) LEARNER_SBATCH+=("$value") ;;
   esac
 done
 
 positive "$NODES" || die "--nodes must be a positive integer, got '$NODES'"
-# One task slot for the learner plus one per actor, at least one on every node.
-(( NODES <= NUM_ACTORS + 1 )) ||
-  die "--nodes=$NODES is more than the $((NUM_ACTORS + 1)) tasks (learner + $NUM_ACTORS actors) to place; use at most $((NUM_ACTORS + 1)) nodes or more actors"
+if [ "$HET" = 1 ]; then
+  (( NODES <= NUM_ACTORS )) ||
+    die "--nodes=$NODES is more than the $NUM_ACTORS actors to place (with --het, --nodes counts the actors' nodes)"
+else
+  # One task slot for the learner plus one per actor, at least one on every node.
+  (( NODES <= NUM_ACTORS + 1 )) ||
+    die "--nodes=$NODES is more than the $((NUM_ACTORS + 1)) tasks (learner + $NUM_ACTORS actors) to place; use at most $((NUM_ACTORS + 1)) nodes or more actors"
+fi
 positive "$CPUS" || die "--cpus_per_task must be a positive integer, got '$CPUS'"
+LEARNER_CPUS="${LEARNER_CPUS:-$CPUS}" ACTOR_CPUS="${ACTOR_CPUS:-$CPUS}"
+positive "$LEARNER_CPUS" || die "--learner_cpus must be a positive integer, got '$LEARNER_CPUS'"
+positive "$ACTOR_CPUS" || die "--actor_cpus must be a positive integer, got '$ACTOR_CPUS'"
+[[ "$LEARNER_GPUS" =~ ^[0-9]+$ ]] ||
+  die "--learner_gpus must be a whole number, got '$LEARNER_GPUS'"
+if [ "$HET" = 0 ] && (( NODES > 1 )) && { (( LEARNER_CPUS != ACTOR_CPUS )) || (( LEARNER_GPUS > 0 )); }; then
+  # One allocation asks the same of every node: each would reserve the learner's share.
+  die "--nodes=$NODES with --learner_cpus/--actor_cpus that differ or --learner_gpus needs --het (the learner as a job component of its own)"
+fi
+[ "$HET" = 1 ] || [ ${#LEARNER_SBATCH[@]} -eq 0 ] ||
+  die "--learner_sbatch is for --het jobs (the learner's component); use --sbatch"
 if [ -n "$PORT" ] && ! { positive "$PORT" && (( PORT < 65536 )); }; then
   die "--port must be 1-65535, got '$PORT'"
 fi
@@ -169,13 +202,28 @@ SETTINGS[SEED_AGENT]="$AGENT"
 SETTINGS[SEED_GIN_FILE]="gin/$ENV_NAME/$AGENT.gin"
 SETTINGS[SEED_NUM_ENVS]="$ENVS_PER_ACTOR"
 
-SBATCH=(sbatch --parsable --export=ALL --job-name="$JOB_NAME" --nodes="$NODES"
-  --ntasks=$((NUM_ACTORS + 1)) --cpus-per-task="$CPUS"
+SBATCH=(sbatch --parsable --export=ALL --job-name="$JOB_NAME"
   --output="$RUN_DIR/logs/slurm-%j.out" --open-mode=append --requeue
   --signal="B:USR1@$STOP_BEFORE_S")
 [ -z "$TIME_LIMIT" ] || SBATCH+=(--time="$TIME_LIMIT")
-SBATCH+=("${SBATCH_EXTRA[@]}" "$REPO/slurm/train.sbatch" --repo="$REPO"
-  --num_actors="$NUM_ACTORS" --runtime="$RUNTIME")
+GRES=()
+(( LEARNER_GPUS == 0 )) || GRES=(--gres="gpu:$LEARNER_GPUS")
+if [ "$HET" = 1 ]; then
+  # Component 0 runs the batch script and the learner; component 1 the actors.
+  SBATCH+=(--nodes=1 --ntasks=1 --cpus-per-task="$LEARNER_CPUS" "${GRES[@]}"
+    "${SBATCH_EXTRA[@]}" "${LEARNER_SBATCH[@]}" :
+    --nodes="$NODES" --ntasks="$NUM_ACTORS" --cpus-per-task="$ACTOR_CPUS" "${SBATCH_EXTRA[@]}")
+elif (( LEARNER_CPUS == ACTOR_CPUS )); then
+  SBATCH+=(--nodes="$NODES" --ntasks=$((NUM_ACTORS + 1)) --cpus-per-task="$ACTOR_CPUS"
+    "${GRES[@]}" "${SBATCH_EXTRA[@]}")
+else
+  # One node: every CPU of both steps in one task's allocation; each step takes its own.
+  SBATCH+=(--nodes=1 --ntasks=1 --cpus-per-task=$((LEARNER_CPUS + NUM_ACTORS * ACTOR_CPUS))
+    "${GRES[@]}" "${SBATCH_EXTRA[@]}")
+fi
+SBATCH+=("$REPO/slurm/train.sbatch" --repo="$REPO" --num_actors="$NUM_ACTORS"
+  --runtime="$RUNTIME" --learner_cpus="$LEARNER_CPUS" --actor_cpus="$ACTOR_CPUS"
+  --learner_gpus="$LEARNER_GPUS")
 [ -z "$PORT" ] || SBATCH+=(--port="$PORT")
 [ "$RUNTIME" = venv ] || SBATCH+=(--learner_image="$LEARNER_IMAGE" --actor_image="$ACTOR_IMAGE")
 
@@ -191,6 +239,8 @@ for variable in "${!SETTINGS[@]}"; do export "$variable=${SETTINGS[$variable]}";
 mkdir -p "$RUN_DIR/logs"
 submitted="$("${SBATCH[@]}")"
 JOB_ID="${submitted%%;*}"
+PLUS_LEARNER_NODE=''
+[ "$HET" = 0 ] || PLUS_LEARNER_NODE=" (actors) and the learner's"
 echo "seed: submitted job $JOB_ID: $ENV_NAME/$AGENT, $NUM_ACTORS actors x $ENVS_PER_ACTOR envs" \
-  "on $NODES node(s); run directory $RUN_DIR; output $RUN_DIR/logs/slurm-$JOB_ID.out" >&2
+  "on $NODES node(s)$PLUS_LEARNER_NODE; run directory $RUN_DIR; output $RUN_DIR/logs/slurm-$JOB_ID.out" >&2
 echo "$JOB_ID"

@@ -24,6 +24,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -124,10 +125,15 @@ class SlurmCluster:
   config_overrides): a learner and two actors need three task slots on a 2-core VM.
   cred_expire_s: lifetime of job step credentials, and so how long a requeued job
   waits before it starts again.
+  gpus: GPUs the node declares as the generic resource `gpu`. Their device files are
+  device nodes in the cluster's folder that no driver serves: Slurm allocates them to
+  steps and sets CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS as for real ones.
   """
 
-  def __init__(self, cpus: int = 4, real_memory_mb: int = 4000, cred_expire_s: int = 5):
+  def __init__(self, cpus: int = 4, real_memory_mb: int = 4000, cred_expire_s: int = 5,
+               gpus: int = 0):
     self.cpus = cpus
+    self.gpus = gpus
     self.cred_expire_s = cred_expire_s
     self.real_memory_mb = real_memory_mb
     self.node = socket.gethostname().split('.')[0]
@@ -217,7 +223,7 @@ class SlurmCluster:
         'MpiDefault=none',
         # Look at pending jobs every 2 s (default 60): a requeued job starts once
         # its begin time has come, not up to a minute later.
-        'SchedulerParameters=sched_interval=2',
+        'SchedulerParameters=sched_interval=2,bf_interval=2',
         'ReturnToService=2',
         'JobCompType=jobcomp/none',
         'AccountingStorageType=accounting_storage/none',
@@ -227,9 +233,20 @@ class SlurmCluster:
         # Finished jobs stay visible to scontrol for this long.
         'MinJobAge=600',
         f'NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} '
-        f'RealMemory={self.real_memory_mb} State=UNKNOWN',
+        f'RealMemory={self.real_memory_mb} State=UNKNOWN'
+        + (f' Gres=gpu:{self.gpus}' if self.gpus else ''),
         f'PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP',
     ]
+    if self.gpus:
+      lines.insert(0, 'GresTypes=gpu')
+      devices = [self.path('dev', f'nvidia{i}') for i in range(self.gpus)]
+      os.makedirs(self.path('dev'))
+      for index, device in enumerate(devices):
+        # Character devices with NVIDIA's major number (Slurm refuses plain files); no
+        # driver answers behind them.
+        os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(195, index))
+      with open(self.path('gres.conf'), 'w') as f:
+        f.write('AutoDetect=off\n' + ''.join(f'Name=gpu File={d}\n' for d in devices))
     with open(self.conf, 'w') as f:
       f.write('\n'.join(lines) + '\n')
 

@@ -208,6 +208,50 @@ def test_catch_from_the_images_under_podman(cluster, podman, seed_images, tmp_pa
         f'{reached - job.started_at(0):.0f} s')
 
 
+@needs_slurm
+@pytest.mark.timeout(480)
+def test_the_learner_alone_gets_the_gpu_and_its_own_cpus(tmp_path):
+  # A node with two GPUs (device nodes no driver serves; Slurm allocates them as real
+  # ones). Without --gres=none on the actors' step, srun gave it the job's GPU and the
+  # learner's step waited behind actors that wait for the learner: no job ever ran.
+  with slurm_cluster.SlurmCluster(cpus=4, gpus=2) as gpu_cluster:
+    job = Job(gpu_cluster, str(tmp_path / 'run'),
+              CATCH + ['--learner_gpus=1', '--learner_cpus=2', '--actor_cpus=1'])
+    job.wait_for(r'reached target 0\.9', timeout_s=400)
+    assert job.wait_state({'COMPLETED'}, timeout_s=120) == 'COMPLETED'
+    allocated = gpu_cluster.job(job.id)
+    # One task holding the learner's 2 CPUs and each actor's 1; one GPU for the job.
+    assert allocated['NumCPUs'] == '4' and 'gres:gpu:1' in allocated.get('TresPerNode', ''), \
+        job.describe()
+    assert re.search(r'task\.sh: learner on \S+, GPUs: 0$', job.learner_log, re.M), job.describe()
+    assert '(2 CPUs, 1 GPUs), 2 actors (1 CPUs each)' in job.output, job.describe()
+    for actor_id in (0, 1):
+      assert 'GPUs: none' in job.text(f'actor_{actor_id}.log'), job.describe()
+
+
+@needs_slurm
+@pytest.mark.timeout(300)
+def test_a_heterogeneous_job_asks_for_a_learner_and_an_actor_component(tmp_path):
+  # All a one-node cluster allows: Slurm places a heterogeneous job's components on
+  # distinct nodes, so here the job is accepted and waits (Resources); its components
+  # carry the learner's CPUs and GPU and the actors' CPUs.
+  with slurm_cluster.SlurmCluster(cpus=8, real_memory_mb=8000, gpus=1) as gpu_cluster:
+    job = Job(gpu_cluster, str(tmp_path / 'run'),
+              CATCH + ['--het', '--learner_gpus=1', '--learner_cpus=3', '--actor_cpus=2',
+                       '--learner_sbatch=--mem-per-cpu=700'])
+    shown = gpu_cluster.run('scontrol', '--oneliner', 'show', 'job', job.id).stdout
+    learner, actors = [dict(word.partition('=')[::2] for word in line.split())
+                       for line in shown.splitlines()]
+    assert (learner['HetJobOffset'], actors['HetJobOffset']) == ('0', '1'), (learner, actors)
+    assert (learner['NumTasks'], learner['CPUs/Task'], learner['TresPerNode']) == (
+        '1', '3', 'gres:gpu:1'), learner
+    # --learner_sbatch reaches the learner's component only (DefMemPerCPU=1000 for the rest).
+    assert (learner['MinMemoryCPU'], actors['MinMemoryCPU']) == ('700M', '1000M'), actors
+    assert (actors['NumTasks'], actors['CPUs/Task']) == ('2', '2'), actors
+    assert 'TresPerNode' not in actors or 'gpu' not in actors['TresPerNode'], actors
+    assert job.wait_state({'PENDING'}, timeout_s=10) == 'PENDING'
+
+
 def _requeued(cluster, job: Job, restart: int) -> None:
   """Waits until the job has been requeued and runs again (Slurm holds a requeued job
   back for cred_expire seconds: 5 on the test cluster, 120 by default)."""
@@ -253,6 +297,19 @@ def stand_in_sbatch(tmp_path):
     (['toy', 'vtrace', '2', '4', '--tls_cert_file=a.crt'], 'seed-job makes the job'),
     (['toy', 'vtrace', '2', '4', '--target_return'], '--target_return needs a value'),
     (['toy', 'vtrace', '2'], 'usage: slurm/submit.sh ENV AGENT NUM_ACTORS ENVS_PER_ACTOR'),
+    (['toy', 'vtrace', '2', '4', '--learner_cpus=0'],
+     "--learner_cpus must be a positive integer, got '0'"),
+    (['toy', 'vtrace', '2', '4', '--actor_cpus=-1'],
+     "--actor_cpus must be a positive integer, got '-1'"),
+    (['toy', 'vtrace', '2', '4', '--learner_gpus=one'],
+     "--learner_gpus must be a whole number, got 'one'"),
+    (['toy', 'vtrace', '2', '4', '--nodes=2', '--learner_gpus=1'],
+     '--nodes=2 with --learner_cpus/--actor_cpus that differ or --learner_gpus needs --het'),
+    (['toy', 'vtrace', '2', '4', '--nodes=2', '--learner_cpus=4'], 'needs --het'),
+    (['toy', 'vtrace', '2', '4', '--learner_sbatch=--partition=gpu'],
+     '--learner_sbatch is for --het jobs'),
+    (['toy', 'vtrace', '2', '4', '--het', '--nodes=3'],
+     "--nodes=3 is more than the 2 actors to place (with --het, --nodes counts the actors' nodes)"),
 ])
 def test_submit_refuses_bad_input_and_submits_nothing(stand_in_sbatch, arguments, message):
   env, called = stand_in_sbatch
@@ -278,8 +335,70 @@ def test_dry_run_prints_the_job_and_submits_nothing(stand_in_sbatch, tmp_path):
       'SEED_GIN_FILE=gin/toy/vtrace.gin', 'SEED_NUM_ENVS=4', f'SEED_RUN_DIR={tmp_path}/run',
       'SEED_TRAIN=false']
   assert lines[-1].split() == [
-      'sbatch', '--parsable', '--export=ALL', '--job-name=seed-toy-vtrace', '--nodes=2',
-      '--ntasks=4', '--cpus-per-task=1', f'--output={tmp_path}/run/logs/slurm-%j.out',
-      '--open-mode=append', '--requeue', '--signal=B:USR1@300', '--time=1:00:00',
+      'sbatch', '--parsable', '--export=ALL', '--job-name=seed-toy-vtrace',
+      f'--output={tmp_path}/run/logs/slurm-%j.out', '--open-mode=append', '--requeue',
+      '--signal=B:USR1@300', '--time=1:00:00', '--nodes=2', '--ntasks=4', '--cpus-per-task=1',
       '--partition=cpu', f'{REPO}/slurm/train.sbatch', f'--repo={REPO}', '--num_actors=3',
-      '--runtime=venv']
+      '--runtime=venv', '--learner_cpus=1', '--actor_cpus=1', '--learner_gpus=0']
+
+
+@pytest.mark.parametrize('options, allocation', [
+    # One node, the two apart: one task holds every CPU; each step takes its own.
+    (['--learner_cpus=8', '--actor_cpus=2', '--learner_gpus=1'],
+     ['--nodes=1', '--ntasks=1', '--cpus-per-task=14', '--gres=gpu:1', '--partition=cpu']),
+    (['--het', '--nodes=2', '--learner_cpus=8', '--actor_cpus=2', '--learner_gpus=1',
+      '--learner_sbatch=--partition=gpu'],
+     ['--nodes=1', '--ntasks=1', '--cpus-per-task=8', '--gres=gpu:1', '--partition=cpu',
+      '--partition=gpu', ':', '--nodes=2', '--ntasks=3', '--cpus-per-task=2',
+      '--partition=cpu']),
+])
+def test_dry_run_sizes_the_learner_and_the_actors_apart(stand_in_sbatch, tmp_path, options,
+                                                        allocation):
+  env, called = stand_in_sbatch
+  done = subprocess.run(
+      [SUBMIT, 'atari', 'vtrace', '3', '4', f'--run_dir={tmp_path}/run',
+       '--sbatch=--partition=cpu', *options, '--dry_run'],
+      cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+  assert done.returncode == 0, done.stderr
+  assert not called.exists()
+  words = done.stdout.splitlines()[-1].split()
+  script = words.index(f'{REPO}/slurm/train.sbatch')
+  assert words[words.index('--signal=B:USR1@300') + 1:script] == allocation
+  learner_cpus = options[[o.split('=')[0] for o in options].index('--learner_cpus')]
+  assert learner_cpus in words[script:] and '--learner_gpus=1' in words[script:]
+
+
+@pytest.mark.parametrize('runtime, role, step_gpus, expected', [
+    ('podman', 'learner', '1,3', ['--device=nvidia.com/gpu=1', '--device=nvidia.com/gpu=3']),
+    ('podman', 'actor', '', []),
+    ('apptainer', 'learner', '0', ['--nv']),
+    ('apptainer', 'actor', '', []),
+])
+def test_a_container_task_gets_its_steps_gpus(tmp_path, runtime, role, step_gpus, expected):
+  # A stand-in podman/apptainer records the command task.sh hands it.
+  bin_dir = tmp_path / 'bin'
+  bin_dir.mkdir()
+  (bin_dir / runtime).write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+  (bin_dir / runtime).chmod(0o755)
+  env = dict(os.environ, PATH=f'{bin_dir}:{os.environ["PATH"]}', SEED_RUN_DIR=str(tmp_path),
+             SLURM_JOB_ID='7', SLURM_PROCID='0', SLURM_STEP_GPUS=step_gpus)
+  done = subprocess.run(
+      [os.path.join(REPO, 'slurm', 'task.sh'), f'--runtime={runtime}', f'--role={role}',
+       '--learner_address=node:1', '--learner_image=l', '--actor_image=a',
+       f'--learner_gpus={2 if role == "learner" else 0}'],
+      cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+  assert done.returncode == 0, done.stderr
+  arguments = done.stdout.splitlines()
+  assert [a for a in arguments if a.startswith('--device') or a == '--nv'] == expected
+  assert f'task.sh: {role} on ' in done.stderr and f'GPUs: {step_gpus or "none"}' in done.stderr
+
+
+def test_a_learner_step_without_its_gpus_stops_with_the_reason(tmp_path):
+  env = dict(os.environ, SEED_RUN_DIR=str(tmp_path), SLURM_JOB_ID='7', SLURM_PROCID='0')
+  env.pop('SLURM_STEP_GPUS', None)
+  env.pop('CUDA_VISIBLE_DEVICES', None)
+  done = subprocess.run(
+      [os.path.join(REPO, 'slurm', 'task.sh'), '--runtime=venv', '--role=learner',
+       '--learner_address=node:1', '--learner_gpus=1'],
+      cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+  assert done.returncode == 1 and "the learner's step was given no GPU" in done.stderr

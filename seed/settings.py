@@ -3,8 +3,8 @@ default, help and check.
 
 From these tables come the absl flags (`seed.process.flag_env.define`), their SEED_<NAME>
 variables (`variable_name`), the checks a start runs before anything else (`check`), the
-values handed to a launch (`values_class`), README's flag tables (`python -m
-seed.settings --readme README.md` writes them, a test compares), and the flag checks of
+values handed to a launch (`values_class`), the flag tables of docs/usage.md (`python -m
+seed.settings --readme docs/usage.md` writes them, a test compares), and the flag checks of
 `gcp/submit.py` and `slurm/submit.sh` (`python -m seed.settings --list learner`).
 Standard library only: gcp/submit.py and slurm/submit.sh read it without absl, gin or
 TensorFlow.
@@ -372,7 +372,7 @@ def _default_text(setting: Setting) -> str:
 
 
 def markdown_table(schema: Sequence[Setting]) -> str:
-  """README's table of `schema`: flag, default, what it does."""
+  """The docs' table of `schema` (docs/usage.md): flag, default, what it does."""
   rows = ['| flag | default | meaning |', '|---|---|---|']
   for s in schema:
     flag = f'`--{s.name}`'

@@ -102,15 +102,15 @@ def test_the_launch_values_are_one_field_per_setting():
       s.name for s in settings.ACTOR]
 
 
-def test_the_readme_tables_are_the_settings():
-  with open(os.path.join(REPO, 'README.md'), encoding='utf-8') as f:
-    readme = f.read()
+def test_the_usage_pages_tables_are_the_settings():
+  with open(os.path.join(REPO, 'docs', 'usage.md'), encoding='utf-8') as f:
+    usage = f.read()
   for name in settings.SCHEMAS:
     if name != 'job':
-      assert f'<!-- settings:{name} -->' in readme
-  assert settings.readme_with_tables(readme) == readme, (
-      'README.md\'s flag tables differ from seed/settings.py: run '
-      'python -m seed.settings --readme README.md')
+      assert f'<!-- settings:{name} -->' in usage
+  assert settings.readme_with_tables(usage) == usage, (
+      'docs/usage.md\'s flag tables differ from seed/settings.py: run '
+      'python -m seed.settings --readme docs/usage.md')
 
 
 def test_gcp_and_slurm_read_the_same_table():

@@ -36,7 +36,7 @@ elif [ "$LEARNER_GPUS" != 0 ]; then
   GPUS="${SLURM_STEP_GPUS:-${CUDA_VISIBLE_DEVICES:-}}"
   [ -n "$GPUS" ] || { echo "task.sh: the learner's step was given no GPU (SLURM_STEP_GPUS is empty)" >&2; exit 1; }
 fi
-echo "task.sh: $ROLE on $(hostname), GPUs: ${GPUS:-none}" >&2
+echo "task.sh: $ROLE on ${SLURMD_NODENAME:-$(hostname)}, GPUs: ${GPUS:-none}" >&2
 PODMAN_GPUS=() APPTAINER_GPUS=()
 for index in ${GPUS//,/ }; do PODMAN_GPUS+=(--device="nvidia.com/gpu=$index"); done
 [ -z "$GPUS" ] || APPTAINER_GPUS=(--nv)

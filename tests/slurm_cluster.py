@@ -30,6 +30,7 @@ import tempfile
 import time
 from typing import Dict, Iterable, List, Optional
 
+from tests.processes import NetnsPair
 from tests.server_harness import free_port
 
 PREFIX = 'seed-slurm-'  # Temp dirs of clusters, under tempfile.gettempdir().
@@ -125,20 +126,44 @@ class SlurmCluster:
   config_overrides): a learner and two actors need three task slots on a 2-core VM.
   cred_expire_s: lifetime of job step credentials, and so how long a requeued job
   waits before it starts again.
+  hosts: two network namespaces (tests.processes.netns_pair): a cluster of two nodes,
+  a slurmd in each, named `<a>-n1` and `<a>-n2` by an /etc/hosts of the cluster's own
+  (bind-mounted over the host's in a mount namespace of each daemon's); slurmctld runs
+  in the first, and so must every client (`prefix`, `run`).
   gpus: GPUs the node declares as the generic resource `gpu`. Their device files are
   device nodes in the cluster's folder that no driver serves: Slurm allocates them to
   steps and sets CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS as for real ones.
   """
 
   def __init__(self, cpus: int = 4, real_memory_mb: int = 4000, cred_expire_s: int = 5,
-               gpus: int = 0):
+               gpus: int = 0, hosts: Optional[NetnsPair] = None):
     self.cpus = cpus
     self.gpus = gpus
     self.cred_expire_s = cred_expire_s
     self.real_memory_mb = real_memory_mb
-    self.node = socket.gethostname().split('.')[0]
+    self.hosts = hosts
+    if hosts is None:
+      self.node = socket.gethostname().split('.')[0]
+      self.nodes = {self.node: '127.0.0.1'}
+    else:
+      # Two nodes, one slurmd in each namespace; slurmctld and every client in the first.
+      self.nodes = {f'{hosts.a}-n1': hosts.address_a, f'{hosts.a}-n2': hosts.address_b}
+      self.node = next(iter(self.nodes))
     self.root: Optional[str] = None
     self._daemons: List[subprocess.Popen] = []  # in the order started
+
+  @property
+  def prefix(self) -> List[str]:
+    """What runs a command where slurmctld is reachable (the first node's namespace)."""
+    return [] if self.hosts is None else self._in_namespace(self.hosts.a)
+
+  def _in_namespace(self, namespace: str) -> List[str]:
+    """The prefix that runs a command in `namespace`'s network, with the cluster's
+    /etc/hosts. Not `ip netns exec`: it also mounts a fresh /sys, without the cgroup
+    tree slurmd needs."""
+    return ['nsenter', f'--net=/run/netns/{namespace}', 'unshare', '--mount',
+            '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" /etc/hosts && exec "$@"',
+            self.path('hosts')]
 
   # --- paths --------------------------------------------------------------------
   def path(self, *parts: str) -> str:
@@ -169,11 +194,14 @@ class SlurmCluster:
       f.write(str(os.getpid()))
     for folder in ('munge', 'state', 'spool', 'log'):
       os.makedirs(self.path(folder))
+    for node in self.nodes:
+      os.makedirs(self.path('spool', node))
     os.chmod(self.path('munge'), 0o700)
     with open(os.open(self.path('munge', 'munge.key'), os.O_WRONLY | os.O_CREAT, 0o600),
               'wb') as f:
       f.write(os.urandom(1024))
     self._write_conf()
+    self._write_hosts()
     try:
       # In the foreground, as our children: we hold their pids and reap them.
       self._daemon('munged', [
@@ -184,19 +212,41 @@ class SlurmCluster:
           f'--log-file={self.path("log", "munged.log")}',
           f'--seed-file={self.path("munge", "munged.seed")}'],
           ready=lambda: os.path.exists(self.path('munge', 'munge.sock')))
-      self._daemon('slurmctld', [_which('slurmctld'), '-D', '-c'],
+      self._daemon('slurmctld', self.prefix + [_which('slurmctld'), '-D', '-c'],
                    ready=lambda: self.run('scontrol', 'ping', check=False).returncode == 0)
-      self._daemon('slurmd', [_which('slurmd'), '-D', '-c'], ready=self._node_idle)
+      if self.hosts is None:
+        self._daemon('slurmd', [_which('slurmd'), '-D', '-c'], ready=self._node_idle)
+      else:
+        for (node, _), namespace in zip(self.nodes.items(), (self.hosts.a, self.hosts.b)):
+          self._daemon(f'slurmd-{node}', self._in_namespace(namespace) + [
+              _which('slurmd'), '-D', '-c', '-N', node], ready=lambda: True)
+        self._wait(self._node_idle, 'both nodes idle', timeout_s)
     except BaseException:
       self.stop()
       raise
     return self
 
+  def _write_hosts(self) -> None:
+    lines = ['127.0.0.1 localhost'] + [f'{a} {n}' for n, a in self.nodes.items()]
+    with open(self.path('hosts'), 'w') as f:
+      f.write('\n'.join(lines) + '\n')
+
+  def _wait(self, ready, what: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+      dead = [p for p in self._daemons if p.poll() is not None]
+      if dead:
+        raise RuntimeError(f'a daemon exited while waiting for {what}\n{self.daemon_logs()}')
+      if time.monotonic() > deadline:
+        raise RuntimeError(f'not {what} within {timeout_s} s\n{self.daemon_logs()}')
+      time.sleep(0.2)
+
   def _write_conf(self) -> None:
     port_ctld, port_d = free_port(), free_port()
     lines = [
         'ClusterName=seedtest',
-        f'SlurmctldHost={self.node}(127.0.0.1)',
+        # slurmctld runs only where the host's name is its SlurmctldHost.
+        f'SlurmctldHost={socket.gethostname().split(".")[0]}({self.nodes[self.node]})',
         f'SlurmctldPort={port_ctld}',
         f'SlurmdPort={port_d}',
         'AuthType=auth/munge',
@@ -215,14 +265,16 @@ class SlurmCluster:
         'SlurmdUser=root',
         'SlurmdParameters=config_overrides',
         f'StateSaveLocation={self.path("state")}',
-        f'SlurmdSpoolDir={self.path("spool")}',
+        # %n: each node's own (two slurmd share this folder in the two-node cluster).
+        f'SlurmdSpoolDir={self.path("spool", "%n")}',
         f'SlurmctldPidFile={self.path("slurmctld.pid")}',
-        f'SlurmdPidFile={self.path("slurmd.pid")}',
+        f'SlurmdPidFile={self.path("slurmd-%n.pid")}',
         f'SlurmctldLogFile={self.path("log", "slurmctld.log")}',
-        f'SlurmdLogFile={self.path("log", "slurmd.log")}',
+        f'SlurmdLogFile={self.path("log", "slurmd-%n.log")}',
         'MpiDefault=none',
         # Look at pending jobs every 2 s (default 60): a requeued job starts once
-        # its begin time has come, not up to a minute later.
+        # its begin time has come, not up to a minute later. Backfill every 2 s (default
+        # 30): only backfill starts a heterogeneous job.
         'SchedulerParameters=sched_interval=2,bf_interval=2',
         'ReturnToService=2',
         'JobCompType=jobcomp/none',
@@ -232,10 +284,14 @@ class SlurmCluster:
         'KillWait=30',
         # Finished jobs stay visible to scontrol for this long.
         'MinJobAge=600',
-        f'NodeName={self.node} NodeAddr=127.0.0.1 CPUs={self.cpus} '
+    ] + [
+        f'NodeName={node} NodeAddr={address} CPUs={self.cpus} '
         f'RealMemory={self.real_memory_mb} State=UNKNOWN'
-        + (f' Gres=gpu:{self.gpus}' if self.gpus else ''),
-        f'PartitionName=debug Nodes={self.node} Default=YES MaxTime=INFINITE State=UP',
+        + (f' Gres=gpu:{self.gpus}' if self.gpus else '')
+        for node, address in self.nodes.items()
+    ] + [
+        f'PartitionName=debug Nodes={",".join(self.nodes)} Default=YES MaxTime=INFINITE '
+        'State=UP',
     ]
     if self.gpus:
       lines.insert(0, 'GresTypes=gpu')
@@ -266,8 +322,9 @@ class SlurmCluster:
       time.sleep(0.1)
 
   def _node_idle(self) -> bool:
+    """Every node idle."""
     done = self.run('sinfo', '--noheader', '--format=%t', check=False)
-    return done.returncode == 0 and done.stdout.strip() == 'idle'
+    return done.returncode == 0 and done.stdout.split() == ['idle']
 
   def stop(self) -> None:
     """Cancels every job, kills what its steps left, stops the daemons, removes the folder."""
@@ -329,8 +386,8 @@ class SlurmCluster:
   def run(self, *command: str, check: bool = True,
           timeout_s: float = 30.0) -> subprocess.CompletedProcess:
     """A Slurm client command against this cluster; raises on failure when `check`."""
-    done = subprocess.run(list(command), env=self.env(), capture_output=True, text=True,
-                          timeout=timeout_s)
+    done = subprocess.run(self.prefix + list(command), env=self.env(), capture_output=True,
+                          text=True, timeout=timeout_s)
     if check and done.returncode != 0:
       raise RuntimeError(f'`{" ".join(command)}` failed (exit {done.returncode}): '
                          f'{done.stderr.strip()}')

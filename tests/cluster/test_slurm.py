@@ -265,33 +265,29 @@ def two_nodes():
     pytest.skip(f'no network namespaces here: {e}')
 
 
-@needs_slurm
-@pytest.mark.timeout(600)
-@pytest.mark.parametrize('layout', [
-    ['--nodes=2'],  # learner on the first node, actors cyclic over both
-    ['--het', '--learner_cpus=2', '--actor_cpus=1'],  # the learner's node, the actors'
-])
-def test_catch_across_two_nodes_over_the_jobs_tls(two_nodes, tmp_path, layout):
-  learner_node, other_node = two_nodes.nodes
-  job = Job(two_nodes, str(tmp_path / 'run'), CATCH + layout,
-            # The learner listens on its node's veth address, not on every interface.
-            env={'SEED_LISTEN_HOST': two_nodes.nodes[learner_node]})
-  job.wait_for(r'reached target 0\.9', timeout_s=450)
-  assert job.wait_state({'COMPLETED'}, timeout_s=120) == 'COMPLETED'
+def _assert_across_nodes(job: Job, actor_nodes: List[str]) -> None:
+  """The learner on the first node, listening with the job's TLS; actor i on
+  `actor_nodes[i]`, dialing the learner's node by name."""
+  learner_node = next(iter(job.cluster.nodes))
   assert f'learner on {learner_node} at {learner_node}:' in job.output, job.describe()
   assert f'task.sh: learner on {learner_node}, GPUs: none' in job.learner_log, job.describe()
-  # Cyclic over both nodes; a heterogeneous job's actors on their component's node.
-  expected = [learner_node, other_node] if '--het' not in layout else [other_node] * 2
-  for actor_id, node in enumerate(expected):
+  for actor_id, node in enumerate(actor_nodes):
     actor_log = job.text(f'actor_{actor_id}.log')
     assert f'task.sh: actor on {node}, GPUs: none' in actor_log, actor_log
     assert f'--server_address={learner_node}:' in actor_log, actor_log
     assert '--tls_ca_file=' in actor_log and 'connected to learner' in actor_log, actor_log
-  if '--het' in layout:
-    allocated = two_nodes.run('scontrol', '--oneliner', 'show', 'job', job.id).stdout
-    nodes = [dict(w.partition('=')[::2] for w in line.split())['NodeList']
-             for line in allocated.splitlines()]
-    assert nodes == [learner_node, other_node], allocated
+
+
+@needs_slurm
+@pytest.mark.timeout(600)
+def test_catch_across_two_nodes_over_the_jobs_tls(two_nodes, tmp_path):
+  learner_node, other_node = two_nodes.nodes
+  job = Job(two_nodes, str(tmp_path / 'run'), CATCH + ['--nodes=2'],
+            # The learner listens on its node's veth address, not on every interface.
+            env={'SEED_LISTEN_HOST': two_nodes.nodes[learner_node]})
+  job.wait_for(r'reached target 0\.9', timeout_s=450)
+  assert job.wait_state({'COMPLETED'}, timeout_s=120) == 'COMPLETED'
+  _assert_across_nodes(job, [learner_node, other_node])  # actors cyclic over both
 
 
 @needs_slurm
@@ -302,8 +298,9 @@ def test_a_heterogeneous_job_stops_both_components_and_resumes(two_nodes, tmp_pa
   # 22.05 (Debian 12's) leaves a requeued heterogeneous job PENDING (Reason None, both
   # nodes idle) until its start time is set again: the operator's command below
   # (slurm/README.md) is what starts it.
-  learner_node = next(iter(two_nodes.nodes))
-  job = Job(two_nodes, str(tmp_path / 'run'), CATCH + ['--het'],
+  learner_node, other_node = two_nodes.nodes
+  job = Job(two_nodes, str(tmp_path / 'run'),
+            CATCH + ['--het', '--learner_cpus=2', '--actor_cpus=1'],
             env={'SEED_LISTEN_HOST': two_nodes.nodes[learner_node]})
   served = job.wait_for_frames(more_than=0, since=0, timeout_s=240)
   two_nodes.run('scancel', '--batch', '--signal=USR1', job.id)
@@ -322,6 +319,11 @@ def test_a_heterogeneous_job_stops_both_components_and_resumes(two_nodes, tmp_pa
       job.describe()
   job.wait_for(r'reached target 0\.9', timeout_s=400, since=resumed.end())
   assert job.wait_state({'COMPLETED'}, timeout_s=120) == 'COMPLETED'
+  # The learner's component on one node, the actors' on the other.
+  allocated = two_nodes.run('scontrol', '--oneliner', 'show', 'job', job.id).stdout
+  assert [dict(w.partition('=')[::2] for w in line.split())['NodeList']
+          for line in allocated.splitlines()] == [learner_node, other_node], allocated
+  _assert_across_nodes(job, [other_node, other_node])
 
 
 def _requeued(cluster, job: Job, restart: int) -> None:

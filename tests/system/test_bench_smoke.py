@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from tests.processes import REPO, _env
+from tests.server_harness import free_port
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -176,3 +177,21 @@ def test_the_round_trip_floor_prints_transport_learner_and_tf_call_figures():
       'decode the Step', "the batch's bookkeeping around the policy",
       'check and encode the actions', 'the policy call (for scale)']
   assert len(rows) == 2 + 4 + 3 + 1 and all(r['p50_ms'] > 0 for r in rows), rows
+
+
+def test_the_q_probe_reads_an_r2d2_checkpoint(tmp_path):
+  run = tmp_path / 'run'
+  train = subprocess.run(
+      [sys.executable, '-m', 'seed', 'train', 'toy', 'r2d2', '1', '2', f'--logdir={run}',
+       '--max_env_frames=600'],
+      capture_output=True, text=True, cwd=REPO, timeout=240,
+      env=dict(_env(), SEED_PORT=str(free_port()), SEED_TENSORBOARD_PORT='0'))
+  assert train.returncode == 0, train.stdout + train.stderr
+  probe = subprocess.run([sys.executable, '-m', 'bench.q_probe', f'--logdir={run}',
+                          '--steps=50'],
+                         capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  assert probe.returncode == 0, probe.stdout + probe.stderr
+  rows = re.findall(r'^\| (\d) \| (\d+)% \| (-?[\d.]+) \| ([\d.]+) \|$', probe.stdout, re.M)
+  assert [int(row[0]) for row in rows] == list(range(len(rows))) and len(rows) >= 2, probe.stdout
+  assert sum(int(row[1]) for row in rows) in range(98, 103), probe.stdout
+  assert re.search(r'mean spread max_a Q - min_a Q: [\d.]+', probe.stdout), probe.stdout

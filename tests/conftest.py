@@ -52,8 +52,9 @@ def seed_images(podman):
   """The actor and learner images from docker/, each built once a session on the
   debootstrap base: {'actor': Built, 'learner': Built}."""
   # The actor first: the learner's build then reuses the layers they share.
-  actor = podman.build('docker/Dockerfile.actor', 'seed-actor:test')
-  learner = podman.build('docker/Dockerfile.learner', 'seed-learner:test')
+  revision = {'REVISION': podman_harness.revision()}
+  actor = podman.build('docker/Dockerfile.actor', 'seed-actor:test', revision)
+  learner = podman.build('docker/Dockerfile.learner', 'seed-learner:test', revision)
   return {'actor': actor, 'learner': learner}
 
 

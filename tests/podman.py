@@ -59,6 +59,12 @@ SHARED_MACHINE_GROUP = 'podman_and_slurm'
 FIGURES: List[str] = []
 
 
+def revision() -> str:
+  """The commit checked out here (the images' REVISION label), or 'unknown' outside git."""
+  done = subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=REPO, capture_output=True, text=True)
+  return done.stdout.strip() if done.returncode == 0 else 'unknown'
+
+
 def report(line: str) -> None:
   """Keeps a measured figure for the end-of-run summary (never for an assertion)."""
   FIGURES.append(line)

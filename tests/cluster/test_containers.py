@@ -88,6 +88,15 @@ def test_actor_image_has_its_envs_and_no_tensorflow(podman, seed_images):
   assert facts['roms'] > 50
 
 
+@pytest.mark.parametrize('image', ['actor', 'learner'])
+def test_an_image_names_its_commit_and_its_base(podman, seed_images, image):
+  labels = json.loads(podman.run(
+      ['image', 'inspect', '--format', '{{json .Labels}}', seed_images[image].tag]).stdout)
+  assert labels['org.opencontainers.image.revision'] == podman_harness.revision()
+  assert labels['org.opencontainers.image.base.name'] == podman_harness.BASE_IMAGE
+  assert labels['org.opencontainers.image.title'] == f'seed-{image}'
+
+
 def test_learner_image_has_tensorflow_and_runs_as_non_root(podman, seed_images):
   result = podman.run_once(seed_images['learner'].tag, ['-c', LEARNER_FACTS],
                            entrypoint='python')

@@ -13,11 +13,7 @@ from seed.envs import spec as spec_lib
 def policy_q_network(env_spec: spec_lib.EnvSpec, config: config_lib.ACERConfig, name: str
                      ) -> policy_value.PolicyValueNetwork:
   """Logits [B, A] and Q(x, .) [B, A] (the discrete agent's network and its average)."""
-  return policy_value.PolicyValueNetwork(
-      env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
-      torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
-      use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
-      initializer=config.initializer, q_head=True, name=name)
+  return policy_value.from_config(env_spec, config, q_head=True, name=name)
 
 
 class StochasticDuelingNetwork(keras.layers.Layer):

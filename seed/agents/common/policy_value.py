@@ -31,6 +31,17 @@ import tensorflow as tf
 from seed.agents.common import torsos
 
 
+def from_config(env_spec, config, **heads) -> 'PolicyValueNetwork':
+  """The network an agent config describes for `env_spec`: the config's torso,
+  mlp_hidden_sizes, use_lstm, lstm_size, seed and initializer fields (V-trace's, ACER's
+  and Reactor's configs share them); `heads`: q_head, q_atoms, unroll_torso_dtype, name."""
+  return PolicyValueNetwork(
+      env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
+      torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
+      use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
+      initializer=config.initializer, **heads)
+
+
 class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
   """Torso (+ optional LSTM) + policy and baseline heads.
 

@@ -9,9 +9,5 @@ from seed.envs import spec as spec_lib
 def policy_distribution_network(env_spec: spec_lib.EnvSpec, config: config_lib.ReactorConfig
                                 ) -> policy_value.PolicyValueNetwork:
   """Logits [B, A] and return-distribution logits [B, A, num_atoms]."""
-  return policy_value.PolicyValueNetwork(
-      env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
-      torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
-      use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
-      initializer=config.initializer, q_head=True, q_atoms=config.num_atoms,
-      name='policy_distribution')
+  return policy_value.from_config(env_spec, config, q_head=True, q_atoms=config.num_atoms,
+                                  name='policy_distribution')

@@ -9,8 +9,5 @@ from seed.envs import spec as spec_lib
 def policy_baseline_network(env_spec: spec_lib.EnvSpec, config: config_lib.VTraceConfig
                             ) -> policy_value.PolicyValueNetwork:
   """Logits and the baseline V(x), through the config's torso, LSTM and initializer."""
-  return policy_value.PolicyValueNetwork(
-      env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
-      torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
-      use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
-      initializer=config.initializer, unroll_torso_dtype=config.unroll_torso_dtype)
+  return policy_value.from_config(env_spec, config,
+                                  unroll_torso_dtype=config.unroll_torso_dtype)

@@ -215,12 +215,13 @@ class SlurmCluster:
       self._daemon('slurmctld', self.prefix + [_which('slurmctld'), '-D', '-c'],
                    ready=lambda: self.run('scontrol', 'ping', check=False).returncode == 0)
       if self.hosts is None:
-        self._daemon('slurmd', [_which('slurmd'), '-D', '-c'], ready=self._node_idle)
+        self._daemon('slurmd', [_which('slurmd'), '-D', '-c'])
       else:
-        for (node, _), namespace in zip(self.nodes.items(), (self.hosts.a, self.hosts.b)):
+        for node, namespace in zip(self.nodes, (self.hosts.a, self.hosts.b)):
           self._daemon(f'slurmd-{node}', self._in_namespace(namespace) + [
-              _which('slurmd'), '-D', '-c', '-N', node], ready=lambda: True)
-        self._wait(self._node_idle, 'both nodes idle', timeout_s)
+              _which('slurmd'), '-D', '-c', '-N', node])
+      self._wait(self._node_idle, 'every node idle', self._daemons,
+                 30.0 if self.hosts is None else timeout_s)
     except BaseException:
       self.stop()
       raise
@@ -231,15 +232,18 @@ class SlurmCluster:
     with open(self.path('hosts'), 'w') as f:
       f.write('\n'.join(lines) + '\n')
 
-  def _wait(self, ready, what: str, timeout_s: float) -> None:
+  def _wait(self, ready, what: str, daemons: List[subprocess.Popen], timeout_s: float) -> None:
+    """Polls ready() until true; raises with the daemons' logs if one of `daemons` exits
+    first or `timeout_s` passes."""
     deadline = time.monotonic() + timeout_s
     while not ready():
-      dead = [p for p in self._daemons if p.poll() is not None]
-      if dead:
-        raise RuntimeError(f'a daemon exited while waiting for {what}\n{self.daemon_logs()}')
+      for process in daemons:
+        if process.poll() is not None:
+          raise RuntimeError(f'{process.args[0]} exited with {process.returncode} while '
+                             f'waiting for {what}\n{self.daemon_logs()}')
       if time.monotonic() > deadline:
-        raise RuntimeError(f'not {what} within {timeout_s} s\n{self.daemon_logs()}')
-      time.sleep(0.2)
+        raise RuntimeError(f'{what}: not within {timeout_s} s\n{self.daemon_logs()}')
+      time.sleep(0.1)
 
   def _write_conf(self) -> None:
     port_ctld, port_d = free_port(), free_port()
@@ -306,20 +310,15 @@ class SlurmCluster:
     with open(self.conf, 'w') as f:
       f.write('\n'.join(lines) + '\n')
 
-  def _daemon(self, name: str, command: List[str], ready, timeout_s: float = 30.0) -> None:
+  def _daemon(self, name: str, command: List[str], ready=None, timeout_s: float = 30.0) -> None:
+    """Starts a daemon logging to log/NAME.out; waits until ready() when given."""
     log = open(self.path('log', f'{name}.out'), 'w')
     process = subprocess.Popen(command, env=self.env(), stdout=log, stderr=subprocess.STDOUT,
                                stdin=subprocess.DEVNULL, cwd=self.root, start_new_session=True)
     log.close()
     self._daemons.append(process)
-    deadline = time.monotonic() + timeout_s
-    while not ready():
-      if process.poll() is not None:
-        raise RuntimeError(f'{name} exited with {process.returncode} while starting\n'
-                           f'{self.daemon_logs()}')
-      if time.monotonic() > deadline:
-        raise RuntimeError(f'{name} was not ready within {timeout_s} s\n{self.daemon_logs()}')
-      time.sleep(0.1)
+    if ready is not None:
+      self._wait(ready, f'{name} to start', [process], timeout_s)
 
   def _node_idle(self) -> bool:
     """Every node idle."""

@@ -1,6 +1,7 @@
 """Secrets and large local folders stay out of git and out of image build contexts."""
 import fnmatch
 import os
+import re
 import subprocess
 
 import pytest
@@ -40,3 +41,14 @@ def test_the_process_helpers_find_the_repository():
   # seed/types.py shadows the standard library's types in every child.
   from seed.process import local_processes  # pylint: disable=g-import-not-at-top
   assert local_processes.REPO == REPO and os.path.isfile(os.path.join(REPO, 'setup.py'))
+
+
+def test_both_images_default_to_one_base_pinned_by_digest():
+  # A tag moves; a digest does not. Both files name the same base, so the learner's
+  # build reuses the actor's layers.
+  defaults = []
+  for image in ('actor', 'learner'):
+    with open(os.path.join(REPO, 'docker', f'Dockerfile.{image}')) as f:
+      defaults += [line.split('=', 1)[1].strip() for line in f if line.startswith('ARG BASE=')]
+  assert len(defaults) == 2 and defaults[0] == defaults[1], defaults
+  assert re.fullmatch(r'python:3\.11-slim@sha256:[0-9a-f]{64}', defaults[0]), defaults[0]

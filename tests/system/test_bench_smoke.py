@@ -179,7 +179,7 @@ def test_the_round_trip_floor_prints_transport_learner_and_tf_call_figures():
   assert len(rows) == 2 + 4 + 3 + 1 and all(r['p50_ms'] > 0 for r in rows), rows
 
 
-def test_the_q_probe_reads_an_r2d2_checkpoint(tmp_path):
+def test_the_q_probe_and_adam_steps_read_an_r2d2_checkpoint(tmp_path):
   run = tmp_path / 'run'
   train = subprocess.run(
       [sys.executable, '-m', 'seed', 'train', 'toy', 'r2d2', '1', '2', f'--logdir={run}',
@@ -195,3 +195,18 @@ def test_the_q_probe_reads_an_r2d2_checkpoint(tmp_path):
   assert [int(row[0]) for row in rows] == list(range(len(rows))) and len(rows) >= 2, probe.stdout
   assert sum(int(row[1]) for row in rows) in range(98, 103), probe.stdout
   assert re.search(r'mean spread max_a Q - min_a Q: [\d.]+', probe.stdout), probe.stdout
+  steps = subprocess.run([sys.executable, '-m', 'bench.adam_steps', f'--logdir={run}'],
+                         capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  assert steps.returncode == 0, steps.stdout + steps.stderr
+  rows = re.findall(r'^\| (\w+) \| \(([\d, ]+)\) \| ([\d.e+-]+) \| ([\d.]+) \| (\d+)% \|$',
+                    steps.stdout, re.M)
+  # One row per trained variable of the online network, the torso's first.
+  assert rows and rows[0][0].endswith('kernel'), steps.stdout
+  assert all(0 <= float(row[3]) <= 1 for row in rows), steps.stdout
+
+
+def test_adam_step_factors_by_hand():
+  # g / (g + epsilon): equal g and epsilon halve the step; a tiny g next to 1e-3 all but stops it.
+  factors = bench_value(
+      'adam_steps', 'import numpy as np\nvalue = list(m.step_factors(np.array([1e-3, 1e-6]), 1e-3))')
+  assert factors[0] == 0.5 and abs(factors[1] - 1e-6 / (1e-6 + 1e-3)) < 1e-12

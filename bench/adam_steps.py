@@ -1,0 +1,72 @@
+"""How far does Adam's epsilon shrink each layer's steps? (any agent's checkpoint)
+
+  python -m bench.adam_steps --logdir RUN [--checkpoint RUN/ckpt/ckpt-N]
+
+Restores the checkpoint as `seed.evaluate` does and reads, for every Adam optimizer in
+it, each variable's second-moment estimate v: sqrt(v / (1 - beta_2^t)) is the RMS
+gradient g of each parameter over its last ~1/(1 - beta_2) steps. Adam's step is
+lr * m / (sqrt(v) + epsilon), so where g is small next to epsilon the step is
+lr * g / (g + epsilon) of its nominal size: the table gives that factor's median per
+variable, the median g, and the share of parameters that got no gradient at all
+(g < 1e-10: units that never fire, or inputs that are always zero). It is how the
+R2D2 Pong runs were found to move their LSTM and advantage head at 0.1-1% of the
+learning rate (docs/learning.md, "R2D2 on Pong").
+"""
+import argparse
+import sys
+
+import numpy as np
+
+# An RMS gradient below this is a parameter no example reached.
+_NO_GRADIENT = 1e-10
+
+
+def step_factors(rms_gradients: np.ndarray, epsilon: float) -> np.ndarray:
+  """g / (g + epsilon): Adam's step for RMS gradient g as a share of the learning rate."""
+  return rms_gradients / (rms_gradients + epsilon)
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description=__doc__,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument('--logdir', required=True)
+  parser.add_argument('--checkpoint', default='')
+  args = parser.parse_args(argv)
+  # pylint: disable=g-import-not-at-top,protected-access
+  import keras
+  from seed import config, evaluate
+  from seed.envs import EnvConfig
+  from seed.learner import runtime as learner_runtime
+  eval_args = evaluate.parse_args(
+      ['--logdir', args.logdir] + (['--checkpoint', args.checkpoint] if args.checkpoint else []))
+  evaluate.check_args(eval_args)
+  learner_runtime.register_configurables(eval_args.agent)
+  config.parse_gin(eval_args.gin_file, eval_args.gin_bindings, env_name=eval_args.env)
+  env = EnvConfig().make(0)
+  agent, prefix, counters = evaluate._restore_agent(eval_args, env, 1)
+  env.close()
+  # pylint: enable=g-import-not-at-top,protected-access
+  optimizers = {name: item for name, item in agent.checkpoint_items().items()
+                if isinstance(item, keras.optimizers.Adam)}
+  if not optimizers:
+    raise SystemExit(f'{eval_args.agent} keeps no Adam optimizer in its checkpoint')
+  print(f'{eval_args.agent}, {prefix} (env frames {counters["env_frames"]:,}, learner steps '
+        f'{counters["learner_steps"]:,})')
+  for name, optimizer in optimizers.items():
+    steps = int(optimizer.iterations.numpy())
+    epsilon = float(optimizer.epsilon)
+    correction = 1.0 - float(optimizer.beta_2) ** max(steps, 1)
+    print(f'\n{name}: {steps:,} steps, epsilon {epsilon:g}\n')
+    print('| variable | shape | median RMS gradient | median step / lr | no gradient |')
+    print('|---|---|---:|---:|---:|')
+    for velocity in optimizer._velocities:  # pylint: disable=protected-access
+      rms = np.sqrt(np.asarray(velocity.numpy(), np.float64) / correction)
+      label = velocity.name.removesuffix('_velocity')
+      print(f'| {label} | {tuple(velocity.shape)} | {np.median(rms):.1e} | '
+            f'{np.median(step_factors(rms, epsilon)):.3f} | '
+            f'{np.mean(rms < _NO_GRADIENT):.0%} |')
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

@@ -10,11 +10,20 @@ envs) as soon as its previous actions arrive, after --think_ms (an env's step ti
 0 for the learner's own limit). The streams run as asyncio tasks in --client_processes
 processes, each stream on its own connection as a real actor's.
 
-For each N, after every stream is welcomed and --warmup_s has passed, it counts over
---seconds: observations served per second, the round trip p50/p99 of one stream (send,
-get actions), the learner's mean inference batch (its progress.csv) and the CPU the
-learner and the clients used (% of one core). Everything is bounded: at most
-MAX_STREAMS streams, --seconds per point, a deadline for connecting.
+For each N, and each count of envs per message in --envs_per_stream, after every stream
+is welcomed and --warmup_s has passed, it counts over --seconds: messages and env steps
+(observations) served per second, frames per second (the env's frames per step), the
+round trip p50/p99 of one stream (send, get actions), the learner's mean inference batch
+(its progress.csv) and the CPU the learner and the clients used (% of one core), with
+the learner's CPU per message and the messages one learner core serves. Everything is
+bounded: at most MAX_STREAMS streams, --seconds per point, a deadline for connecting.
+
+  python -m bench.inference_capacity --gpu_proxy --envs_per_stream 1,4,16,64 ...
+
+serves the agent's real inference path with almost no arithmetic (one unit after the
+flattened frames, no LSTM: bench.model_cost.GPU_PROXY_BINDINGS): what is left is the
+learner's cost per message outside the model, which bounds a learner whose model runs
+on a GPU.
 
 Where the learner saturates, its CPU is near what its threads can use and obs/s stops
 growing while the round trip grows with N (requests queue); where the clients saturate
@@ -127,8 +136,9 @@ def _progress_rows(logdir: str) -> List[dict]:
 
 
 def measure(port: int, learner_pid: int, logdir: str, spec_json: str, env_name: str,
-            num_streams: int, point: int, args) -> Dict[str, float]:
-  """One point of the table: `num_streams` streams over `args.client_processes`."""
+            num_streams: int, envs_per_stream: int, point: int, args) -> Dict[str, float]:
+  """One point of the table: `num_streams` streams of `envs_per_stream` envs each over
+  `args.client_processes`."""
   ctx = mp.get_context('spawn')
   ready = [ctx.Event() for _ in range(args.client_processes)]
   go = ctx.Event()
@@ -138,7 +148,7 @@ def measure(port: int, learner_pid: int, logdir: str, spec_json: str, env_name: 
     outs = [os.path.join(scratch, f'client_{i}.json') for i in range(len(shares))]
     clients = [ctx.Process(target=_client_process, args=(
         port, spec_json, env_name, 100_000 * (point + 1) + 10_000 * i, share,
-        args.envs_per_stream, args.think_ms, args.seconds, outs[i], ready[i], go))
+        envs_per_stream, args.think_ms, args.seconds, outs[i], ready[i], go))
                for i, share in enumerate(shares) if share > 0]
     for client in clients:
       client.start()
@@ -170,8 +180,12 @@ def measure(port: int, learner_pid: int, logdir: str, spec_json: str, env_name: 
   batches = [float(r['mean_inference_batch']) for r in rows
              if float(r.get('mean_inference_batch') or 0) > 0]
   seconds = statistics.mean(r['seconds'] for r in results)
+  messages_per_s = sum(r['replies'] for r in results) / seconds
   return {
-      'obs_per_s': sum(r['replies'] for r in results) * args.envs_per_stream / seconds,
+      'messages_per_s': messages_per_s,
+      'obs_per_s': messages_per_s * envs_per_stream,
+      'learner_cpu_ms_per_message': (1000 * learner_cpu / args.seconds / messages_per_s
+                                     if messages_per_s else None),
       'round_trip_ms_p50': float(np.percentile(round_trips, 50)) if len(round_trips) else None,
       'round_trip_ms_p99': float(np.percentile(round_trips, 99)) if len(round_trips) else None,
       'mean_batch': statistics.mean(batches) if batches else None,
@@ -191,17 +205,22 @@ def _env_spec(gin_file: str, gin_bindings: List[str]):
   return json.dumps(dataclasses.asdict(env_config.spec())), env_config.name
 
 
-def parse_streams(text: str) -> List[int]:
-  """'1,10,100' -> [1, 10, 100]; each count in 1..MAX_STREAMS."""
+def parse_counts(text: str, flag: str, largest: int) -> List[int]:
+  """'1,4,16' -> [1, 4, 16]; each count in 1..`largest`, else a ValueError naming `flag`."""
   try:
     counts = [int(part) for part in text.split(',') if part.strip()]
   except ValueError:
-    raise ValueError(f'--streams {text!r} is not a comma-separated list of integers') from None
-  bad = [n for n in counts if not 1 <= n <= MAX_STREAMS]
+    raise ValueError(f'{flag} {text!r} is not a comma-separated list of integers') from None
+  bad = [n for n in counts if not 1 <= n <= largest]
   if not counts or bad:
-    raise ValueError(f'--streams {text!r}: each count must be in 1..{MAX_STREAMS}'
+    raise ValueError(f'{flag} {text!r}: each count must be in 1..{largest}'
                      + (f' (not {bad})' if bad else ''))
   return counts
+
+
+def parse_streams(text: str) -> List[int]:
+  """'1,10,100' -> [1, 10, 100]; each count in 1..MAX_STREAMS."""
+  return parse_counts(text, '--streams', MAX_STREAMS)
 
 
 def _fmt(value: Optional[float], digits: int = 0) -> str:
@@ -215,7 +234,12 @@ def main(argv=None) -> int:
   parser.add_argument('--gin_bindings', action='append', default=[])
   parser.add_argument('--streams', default='1,10,100,300,1000',
                       help=f'comma-separated stream counts, each at most {MAX_STREAMS}')
-  parser.add_argument('--envs_per_stream', type=int, default=1)
+  parser.add_argument('--envs_per_stream', default='1',
+                      help='envs in each message, comma-separated: a row per count and '
+                      'stream count')
+  parser.add_argument('--gpu_proxy', action='store_true',
+                      help='serve a policy of almost no cost, as a GPU learner would '
+                      '(bench.model_cost.GPU_PROXY_BINDINGS)')
   parser.add_argument('--think_ms', type=float, default=0.0,
                       help='pause before each step, as an env step would take')
   parser.add_argument('--client_processes', type=int, default=1)
@@ -228,6 +252,11 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   try:
     counts = parse_streams(args.streams)
+    envs_per_stream = parse_counts(args.envs_per_stream, '--envs_per_stream',
+                                   args.inference_batch_size)
+    if args.gpu_proxy:
+      from bench import model_cost  # pylint: disable=g-import-not-at-top
+      args.gin_bindings += model_cost.gpu_proxy_bindings(args.agent)
   except ValueError as e:
     parser.error(str(e))
   if not 1 <= args.client_processes <= 64:
@@ -238,12 +267,16 @@ def main(argv=None) -> int:
   if not os.path.exists(gin_file):
     parser.error(f'no config {gin_file}')
   spec_json, env_name = _env_spec(gin_file, args.gin_bindings)
+  frames_per_step = json.loads(spec_json).get('frames_per_step', 1)
 
-  lines = [f'{args.env}/{args.agent}, {os.cpu_count()} CPUs, {args.envs_per_stream} env(s) '
-           f'per stream, think {args.think_ms:g} ms, {args.client_processes} client '
-           f'process(es); {args.seconds:g} s per point; learner flags {args.learner_flag}', '',
-           '| streams | obs/s | round trip p50 / p99 (ms) | mean batch | learner CPU (% of a '
-           'core) | clients CPU (% of a core) |', '|---:|---:|---|---:|---:|---:|']
+  proxy = ' (GPU proxy: a policy of almost no cost)' if args.gpu_proxy else ''
+  lines = [f'{args.env}/{args.agent}{proxy}, {os.cpu_count()} CPUs, think {args.think_ms:g} '
+           f'ms, {args.client_processes} client process(es); {args.seconds:g} s per point; {frames_per_step} frames per '
+           f'env step; learner flags {args.learner_flag}', '',
+           '| envs per message | streams | messages/s | env steps/s | frames/s | round trip '
+           'p50 / p99 (ms) | mean batch | learner CPU (% of a core) | learner CPU per '
+           'message (ms) | messages/s per learner core | clients CPU (% of a core) |',
+           '|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|']
   print('\n'.join(lines), flush=True)
   with tempfile.TemporaryDirectory(prefix='seed-capacity-') as logdir:
     learner = processes.start_learner(
@@ -254,11 +287,17 @@ def main(argv=None) -> int:
         + [f'--gin_bindings={b}' for b in args.gin_bindings] + args.learner_flag)
     try:
       port = processes.wait_for_port(learner, logdir)
-      for point, num_streams in enumerate(counts):
-        row = measure(port, learner.pid, logdir, spec_json, env_name, num_streams, point, args)
-        line = (f'| {num_streams:,} | {_fmt(row["obs_per_s"])} | '
+      points = [(envs, streams) for envs in envs_per_stream for streams in counts]
+      for point, (envs, num_streams) in enumerate(points):
+        row = measure(port, learner.pid, logdir, spec_json, env_name, num_streams, envs,
+                      point, args)
+        cpu_share = row['learner_cpu_pct'] / 100
+        per_core = row['messages_per_s'] / cpu_share if cpu_share > 0 else None
+        line = (f'| {envs} | {num_streams:,} | {_fmt(row["messages_per_s"])} | '
+                f'{_fmt(row["obs_per_s"])} | {_fmt(row["obs_per_s"] * frames_per_step)} | '
                 f'{_fmt(row["round_trip_ms_p50"], 2)} / {_fmt(row["round_trip_ms_p99"], 2)} | '
                 f'{_fmt(row["mean_batch"], 1)} | {_fmt(row["learner_cpu_pct"])} | '
+                f'{_fmt(row["learner_cpu_ms_per_message"], 2)} | {_fmt(per_core)} | '
                 f'{_fmt(row["client_cpu_pct"])} |')
         lines.append(line)
         print(line, flush=True)

@@ -15,6 +15,24 @@ import sys
 import time
 
 
+# A stand-in for a GPU learner's policy: the agent's real inference path (the same
+# inputs, outputs and TensorFlow call) with almost no arithmetic, one unit after the
+# flattened observation and no LSTM. What a batch then costs is the call and the
+# learner's Python around it, which a GPU does not make cheaper.
+GPU_PROXY_BINDINGS = {
+    'vtrace': ["VTraceConfig.torso = 'mlp'", 'VTraceConfig.mlp_hidden_sizes = (1,)',
+               'VTraceConfig.use_lstm = False'],
+}
+
+
+def gpu_proxy_bindings(agent_name: str):
+  """The gin bindings of GPU_PROXY_BINDINGS for `agent_name`; a clear error otherwise."""
+  if agent_name not in GPU_PROXY_BINDINGS:
+    raise ValueError(f'no GPU-proxy policy for agent {agent_name!r}; accepted: '
+                     f'{", ".join(sorted(GPU_PROXY_BINDINGS))}')
+  return list(GPU_PROXY_BINDINGS[agent_name])
+
+
 def build_agent(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: int,
                 gin_bindings=()):
   """The agent as the learner builds it (gin, the env's spec), warmed up for `batch_sizes`."""

@@ -213,6 +213,9 @@ def main(argv=None) -> int:
   parser.add_argument('--gin_file', default='gin/atari/vtrace.gin')
   parser.add_argument('--agent', default='vtrace')
   parser.add_argument('--batch_sizes', default='1')
+  parser.add_argument('--gin_bindings', action='append', default=[])
+  parser.add_argument('--gpu_proxy', action='store_true',
+                      help='a policy of almost no cost (bench.model_cost.GPU_PROXY_BINDINGS)')
   parser.add_argument('--tf_intra_op_threads', type=int, default=1)
   parser.add_argument('--request_bytes', type=int, default=84 * 84 * 4)
   parser.add_argument('--seconds', type=float, default=4.0, help='per transport figure')
@@ -224,11 +227,13 @@ def main(argv=None) -> int:
   from bench import model_cost  # pylint: disable=g-import-not-at-top
   from seed.inference import step_processor  # pylint: disable=g-import-not-at-top
   batch_sizes = [int(s) for s in args.batch_sizes.split(',')]
+  bindings = args.gin_bindings + (model_cost.gpu_proxy_bindings(args.agent)
+                                  if args.gpu_proxy else [])
   # One agent for both (gin is parsed once a process): the learner's padded sizes too.
   agent = model_cost.build_agent(
       args.gin_file, args.agent,
       sorted(set(batch_sizes) | set(step_processor.padded_batch_sizes(max(batch_sizes)))),
-      args.tf_intra_op_threads)
+      args.tf_intra_op_threads, bindings)
   for row in learner_python(agent, batch_sizes, args.calls, args.repeats):
     print(json.dumps(row), flush=True)
   for row in tf_call(agent, batch_sizes, args.calls, args.repeats):

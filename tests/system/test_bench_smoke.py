@@ -56,19 +56,22 @@ value = [m.compute_aware_ceiling(5000.0, 0.2e-3, slow_wall, 2.0, 4, 2),
   assert ceilings == pytest.approx([8 / 3e-3, 2 / 0.7e-3, 1000.0])
 
 
-def test_the_inference_capacity_benchmark_prints_a_row_per_stream_count(tmp_path):
+def test_the_inference_capacity_benchmark_prints_a_row_per_envs_and_stream_count(tmp_path):
   out = tmp_path / 'capacity.md'
   result = subprocess.run(
       [sys.executable, '-m', 'bench.inference_capacity', '--env=toy', '--agent=vtrace',
-       '--streams=1,20', '--seconds=1', '--warmup_s=0.5', f'--out={out}'],
+       '--streams=1,20', '--envs_per_stream=1,4', '--gpu_proxy', '--seconds=1',
+       '--warmup_s=0.5', f'--out={out}'],
       capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
   assert result.returncode == 0, result.stdout + result.stderr
-  rows = [line for line in out.read_text().splitlines() if re.match(r'\| (1|20) \|', line)]
-  assert len(rows) == 2, out.read_text()
+  rows = [line for line in out.read_text().splitlines()
+          if re.match(r'\| [14] \| (1|20) \|', line)]
+  assert len(rows) == 4, out.read_text()
   for row in rows:
     cells = [c.strip() for c in row.strip('|').split('|')]
     assert all(c != '—' for c in cells), row
-    assert float(cells[1].replace(',', '')) > 0, row
+    messages, env_steps = (float(cells[i].replace(',', '')) for i in (2, 3))
+    assert messages > 0 and env_steps == pytest.approx(messages * int(cells[0]), rel=0.01), row
 
 
 @pytest.mark.parametrize('streams', ['0', '1001', '1,x'])
@@ -207,6 +210,6 @@ def test_the_q_probe_and_adam_steps_read_an_r2d2_checkpoint(tmp_path):
 
 def test_adam_step_factors_by_hand():
   # g / (g + epsilon): equal g and epsilon halve the step; a tiny g next to 1e-3 all but stops it.
-  factors = bench_value(
-      'adam_steps', 'import numpy as np\nvalue = list(m.step_factors(np.array([1e-3, 1e-6]), 1e-3))')
+  factors = bench_value('adam_steps', 'import numpy as np\n'
+                        'value = list(m.step_factors(np.array([1e-3, 1e-6]), 1e-3))')
   assert factors[0] == 0.5 and abs(factors[1] - 1e-6 / (1e-6 + 1e-3)) < 1e-12

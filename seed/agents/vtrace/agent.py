@@ -13,6 +13,7 @@ import tensorflow as tf
 from seed import types
 from seed.agents.common import base
 from seed.agents.common import categorical_acting
+from seed.agents.common import data_parallel
 from seed.agents.common import popart
 from seed.agents.common import tf_agent
 from seed.agents.vtrace import config as config_lib
@@ -52,6 +53,18 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
     """
     base.check_discrete_spec(env_spec, 'VTraceAgent')
     self.config = config = config if config is not None else config_lib.VTraceConfig()
+    # Built under a tf.distribute strategy's scope, the train step runs data-parallel
+    # over its devices (data_parallel); the default strategy is one device.
+    self._strategy = tf.distribute.get_strategy()
+    if data_parallel.num_replicas(self._strategy) > 1:
+      across = [name for name, on in (
+          ("value_normalization='popart'", config.value_normalization == 'popart'),
+          ('normalize_advantages=True', config.normalize_advantages)) if on]
+      if across:
+        raise ValueError(
+            f'V-trace with {" and ".join(across)} cannot train on '
+            f'{data_parallel.num_replicas(self._strategy)} devices: its statistics span '
+            'the whole batch, not a mean of per-device shards. Use one learner device.')
     self._env_spec = env_spec
     self._network = networks.policy_baseline_network(env_spec, config)
     self._configured_learning_rate = float(config.learning_rate)
@@ -148,23 +161,32 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
       logs['skipped_updates'] = 1.0 - logs.pop('applied')
     else:
       size = num_unrolls // config.num_minibatches
-      totals = None
-      priorities = tf.zeros([num_unrolls])
+      num_updates = config.epochs * config.num_minibatches
       first_update = tf.cast(self._optimizer.iterations, tf.int32)
-      for epoch in tf.range(config.epochs):
+
+      def minibatch(update):
+        """The unrolls of update `update`: minibatch update % M of epoch update // M."""
+        epoch, index = update // config.num_minibatches, update % config.num_minibatches
         # Stateless, keyed by the seed and the optimizer's step count (checkpointed), so
         # a resumed run shuffles as an uninterrupted one would.
         order = tf.argsort(tf.random.stateless_uniform(
             [num_unrolls], seed=tf.stack([config.seed, first_update + epoch])))
-        for m in tf.range(config.num_minibatches):
-          indices = order[m * size:(m + 1) * size]
-          step_logs, step_priorities = self._update(_take_unrolls(batch, indices))
-          priorities = tf.tensor_scatter_nd_update(priorities, indices[:, tf.newaxis],
-                                                   step_priorities)
-          totals = step_logs if totals is None else {
-              key: totals[key] + step_logs[key] for key in totals}
-      num_updates = float(config.epochs * config.num_minibatches)
-      logs = {key: value / num_updates for key, value in totals.items()}
+        # A static size: data_parallel splits it into per-device shards when tracing.
+        return tf.ensure_shape(order[index * size:(index + 1) * size], [size])
+
+      # The first update outside the loop gives the loop its totals' structure (a
+      # tf.while_loop under a tf.distribute strategy takes no None before it).
+      indices = minibatch(0)
+      totals, step_priorities = self._update(_take_unrolls(batch, indices))
+      priorities = tf.tensor_scatter_nd_update(tf.zeros([num_unrolls]),
+                                               indices[:, tf.newaxis], step_priorities)
+      for update in tf.range(1, num_updates):
+        indices = minibatch(update)
+        step_logs, step_priorities = self._update(_take_unrolls(batch, indices))
+        priorities = tf.tensor_scatter_nd_update(priorities, indices[:, tf.newaxis],
+                                                 step_priorities)
+        totals = {key: totals[key] + step_logs[key] for key in totals}
+      logs = {key: value / float(num_updates) for key, value in totals.items()}
       logs['skipped_updates'] = num_updates - totals.pop('applied')
       del logs['applied']
     logs['learning_rate'] = learning_rate
@@ -175,28 +197,34 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
 
   def _update(self, batch: '_UnrollBatch'):
     """One optimizer step on the unrolls of `batch` (time-major); returns (scalar logs
-    with 'applied' 1.0 or 0.0, priorities [b])."""
+    with 'applied' 1.0 or 0.0, priorities [b]). On several devices (`data_parallel`)
+    each computes the loss of its share of the unrolls."""
     config = self.config
     variables = self._network.trainable_variables
-    with tf.GradientTape() as tape:
-      logits, values, _ = self._network.unroll(batch.observation, batch.done,
-                                               batch.core_state)
+
+    def loss_fn(shard: '_UnrollBatch'):
+      logits, values, _ = self._network.unroll(shard.observation, shard.done,
+                                               shard.core_state)
       value_scale = 1.0
       if self._popart is not None:
         # The head gives n(x); the loss wants V(x) = sigma * n(x) + mu and sigma.
         value_scale = self._popart.scale()
         values = self._popart.denormalize(values)
       loss = loss_lib.impala_loss(
-          target_logits=logits[:-1], behaviour_logits=batch.behaviour_logits[:-1],
-          actions=batch.action[:-1], values=values[:-1], bootstrap_value=values[-1],
-          rewards=batch.rewards, discounts=batch.discounts, truncated=batch.truncated,
+          target_logits=logits[:-1], behaviour_logits=shard.behaviour_logits[:-1],
+          actions=shard.action[:-1], values=values[:-1], bootstrap_value=values[-1],
+          rewards=shard.rewards, discounts=shard.discounts, truncated=shard.truncated,
           baseline_cost=config.baseline_cost, entropy_cost=config.entropy_cost,
           clip_rho_threshold=config.clip_rho_threshold,
           clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.lambda_,
           normalize_advantages=config.normalize_advantages, value_scale=value_scale,
-          unroll_weights=batch.unroll_weights)
-    total_loss, logs = loss.total_loss, dict(loss.components)
-    gradients = tape.gradient(total_loss, variables)
+          unroll_weights=shard.unroll_weights)
+      return (loss.total_loss, dict(loss.components),
+              (loss.unroll_priorities, loss.value_targets))
+
+    # Priorities are per unroll [b]; value targets time-major [T, b].
+    total_loss, gradients, logs, (priorities, value_targets) = data_parallel.gradients(
+        self._strategy, loss_fn, variables, batch, _batch_axes(batch), (0, 1))
     applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     logs.update(total_loss=total_loss, grad_norm=grad_norm,
@@ -208,11 +236,11 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
       weights = 1.0 - tf.cast(batch.truncated, tf.float32)
 
       def update_statistics():
-        self._popart.update(loss.value_targets, weights, self._network.baseline_head)
+        self._popart.update(value_targets, weights, self._network.baseline_head)
         return tf.constant(True)
 
       tf.cond(applied, update_statistics, lambda: tf.constant(False))
-    return logs, loss.unroll_priorities
+    return logs, priorities
 
 
 class _UnrollBatch(NamedTuple):
@@ -227,6 +255,14 @@ class _UnrollBatch(NamedTuple):
   truncated: tf.Tensor
   core_state: Tuple[tf.Tensor, ...]
   unroll_weights: tf.Tensor
+
+
+def _batch_axes(batch: _UnrollBatch) -> _UnrollBatch:
+  """Each tensor's unroll axis: 1 in the time-major steps [T (+ 1), b, ...], 0 in the
+  per-unroll core state and weights [b, ...]."""
+  return _UnrollBatch(
+      observation=1, done=1, action=1, behaviour_logits=1, rewards=1, discounts=1,
+      truncated=1, core_state=tuple(0 for _ in batch.core_state), unroll_weights=0)
 
 
 def _take_unrolls(batch: _UnrollBatch, indices) -> _UnrollBatch:

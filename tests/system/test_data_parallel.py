@@ -1,0 +1,95 @@
+"""A train step on 2 and 4 devices equals the one-device step on the same global batch.
+
+The devices are logical CPU devices (tf.config.set_logical_device_configuration), set
+before TensorFlow starts; a test process has started it already, so the cases run in
+child processes, one per device count (two MirroredStrategies of different sizes in one
+process collide in TensorFlow's collective groups), started together.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+CONFIGS = {
+    'feed-forward': dict(batch_unrolls=8, unroll_length=5, mlp_hidden_sizes=(16,)),
+    'lstm, 2 epochs of 2 minibatches': dict(
+        batch_unrolls=8, unroll_length=5, mlp_hidden_sizes=(16,), use_lstm=True,
+        lstm_size=8, num_minibatches=2, epochs=2),
+}
+
+_CHILD = r'''
+import json, sys
+import numpy as np
+import tensorflow as tf
+cpu = tf.config.list_physical_devices('CPU')[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 4)
+names = [d.name for d in tf.config.list_logical_devices('CPU')]
+from seed.agents.vtrace import agent as agent_lib, config as config_lib
+from seed.envs import spec as spec_lib
+from tests.agent_inputs import random_logits_sample
+spec = spec_lib.EnvSpec((10, 5), 'float32', num_actions=3)
+results = {}
+devices = int(sys.argv[2])
+strategy = (tf.distribute.MirroredStrategy(names[:devices]) if devices > 1
+            else tf.distribute.get_strategy())
+for config, fields in json.loads(sys.argv[1]).items():
+  with strategy.scope():
+    agent = agent_lib.VTraceAgent(spec, config_lib.VTraceConfig(**fields))
+    agent.warm_up([1])
+  rng = np.random.default_rng(0)
+  logs = [agent.train_step(random_logits_sample(agent, spec, rng)).logs for _ in range(3)]
+  weights = [v.numpy().tolist() for v in agent.network.trainable_variables]
+  results[f'{config}/{devices}'] = {'logs': logs, 'weights': weights}
+try:  # Statistics across the batch are not a mean of per-device shards.
+  with strategy.scope():
+    agent_lib.VTraceAgent(spec, config_lib.VTraceConfig(value_normalization='popart'))
+  results[f'popart/{devices}'] = 'built'
+except ValueError as e:
+  results[f'popart/{devices}'] = str(e)
+print(json.dumps(results))
+'''
+
+
+@pytest.fixture(scope='module')
+def trained():
+  children = [subprocess.Popen([sys.executable, '-c', _CHILD, json.dumps(CONFIGS), str(n)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               cwd=REPO,
+                               env=dict(os.environ, PYTHONPATH=REPO, TF_CPP_MIN_LOG_LEVEL='2'))
+              for n in (1, 2, 4)]
+  results = {}
+  try:
+    for child in children:
+      out, err = child.communicate(timeout=300)
+      assert child.returncode == 0, err[-3000:]
+      results.update(json.loads(out.strip().splitlines()[-1]))
+  finally:
+    for child in children:
+      if child.poll() is None:
+        child.kill()
+        child.wait()
+  return results
+
+
+@pytest.mark.parametrize('config', sorted(CONFIGS))
+@pytest.mark.parametrize('devices', [2, 4])
+def test_vtrace_on_several_devices_equals_one_device(trained, config, devices):
+  one, many = trained[f'{config}/1'], trained[f'{config}/{devices}']
+  for step, (a, b) in enumerate(zip(one['logs'], many['logs'])):
+    assert a.keys() == b.keys()
+    for key in a:  # losses, gradient norm (of the all-reduced gradients), entropy, rho
+      assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), (step, key)
+  for a, b in zip(one['weights'], many['weights']):  # after 3 train steps
+    np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_vtrace_refuses_batch_statistics_on_several_devices_only(trained):
+  assert trained['popart/1'] == 'built'
+  for devices in (2, 4):
+    assert "value_normalization='popart'" in trained[f'popart/{devices}']
+    assert f'on {devices} devices' in trained[f'popart/{devices}']

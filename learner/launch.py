@@ -103,6 +103,8 @@ def _build_and_run(flags: LearnerFlags, flags_text: str, auth_token, credentials
   # Must happen before TensorFlow runs anything (agent modules may, at import).
   tf.config.threading.set_intra_op_parallelism_threads(flags.tf_intra_op_threads)
   tf.config.threading.set_inter_op_parallelism_threads(flags.tf_inter_op_threads)
+  from seed.learner import devices  # pylint: disable=g-import-not-at-top
+  devices.split_cpu(flags.learner_devices)
   from seed.learner.checkpoint import CheckpointReadError  # pylint: disable=g-import-not-at-top
   from seed.learner.runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
   try:

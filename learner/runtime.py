@@ -18,6 +18,7 @@ from seed.inference.health import Health, start_health_server
 from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.inference.step_processor import StepProcessor
 from seed.inputs import build as inputs
+from seed.learner import devices
 from seed.learner.checkpoint import Checkpointer, checkpoint_dir
 from seed.learner.counters import Counters
 from seed.learner.metrics import Metrics, TuningReport
@@ -57,25 +58,31 @@ class Learner:
     env_config = EnvConfig()
     self.env_name = env_config.name
     self.env_spec = env_config.spec()  # Football and DMLab: from the name, not an env
-    self.agent = agents.agent_class(options.agent)(env_spec=self.env_spec)
-    self.counters = Counters()
-    self.metrics = Metrics(options.logdir, self.counters, options.return_window,
-                           summary_dir=options.summary_dir, num_seeds=self.agent.num_seeds,
-                           log_train_steps=options.log_train_steps)
-    self.tuning_report = (TuningReport(options.hypertune_metric) if options.hypertune_metric
-                          else None)
-    self.agent_input = inputs.agent_input(
-        self.agent, options.agent, self.stop_event, seed=options.seed,
-        lockstep=options.lockstep, replay_parameters=options.replay_parameters)
-    self.processor = StepProcessor(
-        self.agent, options.inference_batch_size, self.env_spec.frames_per_step,
-        put_unroll=self.agent_input.put if options.train else _drop,
-        on_episode=self.metrics.on_episode, on_batch=self.metrics.on_batch,
-        counters=self.counters)
-    self.env_table = EnvTable(self.agent.initial_core_state, self.agent.acting_params,
-                              self.agent.unroll_length, self.agent.unroll_overlap)
-    # Every variable must exist before a checkpoint is read: warm up first.
-    self.processor.warm_up()
+    agent_class = agents.agent_class(options.agent)
+    # The agent's variables (its optimizers' too, made by the warm-up below) belong to
+    # the devices of --learner_devices: one unless told otherwise.
+    self.strategy = devices.strategy(options.learner_devices, options.agent,
+                                     agent_class.several_devices_refusal)
+    with self.strategy.scope():
+      self.agent = agent_class(env_spec=self.env_spec)
+      self.counters = Counters()
+      self.metrics = Metrics(options.logdir, self.counters, options.return_window,
+                             summary_dir=options.summary_dir, num_seeds=self.agent.num_seeds,
+                             log_train_steps=options.log_train_steps)
+      self.tuning_report = (TuningReport(options.hypertune_metric) if options.hypertune_metric
+                            else None)
+      self.agent_input = inputs.agent_input(
+          self.agent, options.agent, self.stop_event, seed=options.seed,
+          lockstep=options.lockstep, replay_parameters=options.replay_parameters)
+      self.processor = StepProcessor(
+          self.agent, options.inference_batch_size, self.env_spec.frames_per_step,
+          put_unroll=self.agent_input.put if options.train else _drop,
+          on_episode=self.metrics.on_episode, on_batch=self.metrics.on_batch,
+          counters=self.counters)
+      self.env_table = EnvTable(self.agent.initial_core_state, self.agent.acting_params,
+                                self.agent.unroll_length, self.agent.unroll_overlap)
+      # Every variable must exist before a checkpoint is read: warm up first.
+      self.processor.warm_up()
     saved_replay = (self.agent_input if options.checkpoint_replay and
                     self.agent_input.saves_anything else None)
     self.checkpointer = Checkpointer(checkpoint_dir(options.logdir),

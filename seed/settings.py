@@ -47,6 +47,10 @@ class Setting:
       raise ValueError(f'setting {self.name}: choices go with kind enum, and only there')
 
 
+# --learner_devices: '' or 'GPU:0,GPU:1' and the like.
+_DEVICE_LIST = re.compile(r'((CPU|GPU|TPU):\d+(,(CPU|GPU|TPU):\d+)*)?')
+
+
 def at_least(low, unit: str = '') -> Check:
   return Check(lambda value: value >= low, f'{unit or "a number"} >= {low}')
 
@@ -196,6 +200,16 @@ LEARNER = (
     Setting('tf_inter_op_threads', 'integer', 0,
         'Ops TensorFlow runs at once (0: it picks).',
         check=at_least(0, 'threads (0: TensorFlow picks)')),
+    Setting('learner_devices', 'string', '',
+        'Devices the train step runs on data-parallel, comma-separated, e.g. GPU:0,GPU:1:'
+        ' each trains on its share of the batch, the gradients are summed, one set of '
+        'variables; inference runs on the first. Empty: one device, as TensorFlow '
+        'places it. Naming more CPU devices than there are splits the CPU into logical '
+        'devices (tests, or measuring the overhead). Agents that cannot train on several '
+        'devices refuse it and say why.',
+        check=Check(lambda value: _DEVICE_LIST.fullmatch(value) is not None,
+                    'a comma-separated list of devices, each CPU:n, GPU:n or TPU:n, e.g. '
+                    'GPU:0,GPU:1 (empty: one device)')),
     Setting('train', 'bool', True,
         'Train. --notrain serves inference only and drops the unrolls (to measure the'
         ' inference loop).'),

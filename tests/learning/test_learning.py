@@ -30,6 +30,16 @@ def test_vtrace_learns_catch(tmp_path, torso_dtype):
   assert frames <= 300_000
 
 
+def test_vtrace_learns_catch_on_two_logical_devices(tmp_path):
+  # The train step data-parallel over 2 logical CPU devices (--learner_devices), each on
+  # half of every batch: the same target and budget as on one device.
+  frames, mean_return = train_until(
+      tmp_path, 'gin/toy/vtrace.gin', target=0.9, max_frames=300_000, window=100,
+      bindings=["EnvConfig.name='Catch'"], learner_flags=['--learner_devices=CPU:0,CPU:1'])
+  assert mean_return >= 0.9, f'best mean reward over 100 episodes: {mean_return}'
+  assert frames <= 300_000
+
+
 def test_r2d2_with_its_lstm_solves_the_memory_task(tmp_path):
   # MemoryCue: the answer depends on a cue seen 6 steps earlier; a feed-forward
   # policy averages 0 (tests/unit/test_memory_env.py), remembering gives +1. In

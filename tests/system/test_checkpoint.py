@@ -131,3 +131,33 @@ def test_sac_resumes_with_its_replay_update_count_and_temperature(tmp_path):
   updates_after = int(tf.train.load_checkpoint(after['path']).get_tensor(
       'updates/.ATTRIBUTES/VARIABLE_VALUE'))
   assert updates_after == after['learner_steps'] > updates_before
+
+
+def _devices_flag(devices):
+  return [f'--learner_devices={devices}'] if devices else []
+
+
+@pytest.mark.parametrize('first, then', [('CPU:0,CPU:1', None), (None, 'CPU:0,CPU:1')],
+                         ids=['2 devices then 1', '1 device then 2'])
+def test_a_checkpoint_resumes_on_another_number_of_learner_devices(tmp_path, first, then):
+  # tf.train.Checkpoint keys variables by object, not by device: a run started on two
+  # (logical) devices resumes on one, with its counters and optimizer, and the reverse.
+  port = free_port()
+  logdir = tmp_path / 'run'
+  with Run(logdir, 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
+           learner_flags=[f'--server_address=localhost:{port}',
+                          '--checkpoint_interval_s=1']) as run:
+    run.start_learner(extra_flags=_devices_flag(first))
+    run.start_actors(2, 2)
+    wait_for_checkpoint(logdir, min_learner_steps=5)
+    run.learner.send_signal(signal.SIGTERM)
+    assert run.learner.wait(timeout=60) == 0, run.learner_log()
+    before = read_checkpoint(logdir)
+    run.start_learner(extra_flags=_devices_flag(then))
+    wait_for_checkpoint(logdir, min_learner_steps=before['learner_steps'] + 5)
+    run.learner.send_signal(signal.SIGTERM)
+    assert run.learner.wait(timeout=60) == 0, run.learner_log()
+    after = read_checkpoint(logdir)
+    log = run.learner_log()
+  assert re.search(rf"resumed from .*ckpt-\d+: \{{'env_frames': {before['env_frames']},", log), log
+  assert after['optimizer_iterations'] == after['learner_steps'] > before['learner_steps']

@@ -13,6 +13,8 @@ import sys
 import numpy as np
 import pytest
 
+from tests.processes import Run
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 CONFIGS = {
@@ -93,3 +95,13 @@ def test_vtrace_refuses_batch_statistics_on_several_devices_only(trained):
   for devices in (2, 4):
     assert "value_normalization='popart'" in trained[f'popart/{devices}']
     assert f'on {devices} devices' in trained[f'popart/{devices}']
+
+
+def test_an_agent_without_a_data_parallel_step_refuses_two_learner_devices(tmp_path):
+  with Run(tmp_path / 'run', 'gin/toy/r2d2.gin', agent='r2d2',
+           learner_flags=['--learner_devices=CPU:0,CPU:1']) as run:
+    with pytest.raises(RuntimeError, match='learner exited with 2') as refused:
+      run.start_learner()
+  assert ("--learner_devices=CPU:0,CPU:1: agent 'r2d2' cannot train on several devices: "
+          'its train step is not yet split into per-device shards of the batch'
+          ) in str(refused.value), refused.value

@@ -45,6 +45,11 @@ class Agent(abc.ABC):
   # 'prioritized' needs TrainResult.priorities and a loss weighted by Sample.weights.
   mixture_kinds: Tuple[str, ...] = ('queue', 'uniform')
 
+  # Why the train step cannot run data-parallel over several learner devices
+  # (--learner_devices, seed.agents.common.data_parallel); '' for an agent that can.
+  several_devices_refusal: str = (
+      'its train step is not yet split into per-device shards of the batch')
+
   # Sizes: an agent whose config names them unroll_length and batch_unrolls (V-trace,
   # PPO, ACER, Reactor) keeps these; R2D2 and the off-policy agents derive their own.
   @property

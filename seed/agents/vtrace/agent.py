@@ -39,6 +39,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
   feature_output = 'logits'
   mixture_kinds = ('queue', 'uniform', 'prioritized', 'elite', 'attentive')
   config_class = config_lib.VTraceConfig
+  several_devices_refusal = ''  # data_parallel: each device trains on its share of unrolls
 
   def __init__(self, env_spec: spec_lib.EnvSpec,
                config: Optional[config_lib.VTraceConfig] = None):

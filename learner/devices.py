@@ -1,0 +1,53 @@
+"""The learner's devices (--learner_devices): the strategy its agent is built under.
+
+Empty (the default): TensorFlow's default strategy, one device, the learner as it always
+ran. Several: a MirroredStrategy over them; the agent's variables are mirrored, its train
+step runs data-parallel (seed.agents.common.data_parallel) and inference reads the
+first device's copy, which every update writes. TensorFlow's own all-reduce, no other.
+"""
+from typing import List
+
+import tensorflow as tf
+
+
+def names(text: str) -> List[str]:
+  """'GPU:0,GPU:1' -> ['/device:GPU:0', '/device:GPU:1'] (the format is checked by the
+  setting, seed.settings)."""
+  return [f'/device:{name.strip()}' for name in text.split(',') if name.strip()]
+
+
+def split_cpu(text: str) -> None:
+  """Splits the CPU into as many logical devices as `text` names (CPU:0,CPU:1 -> 2).
+
+  Call before TensorFlow runs anything: its devices are fixed at its first op."""
+  cpu_indices = [int(name.rsplit(':', 1)[1]) for name in names(text) if ':CPU:' in name]
+  wanted = max(cpu_indices, default=0) + 1
+  physical = tf.config.list_physical_devices('CPU')
+  if wanted > len(physical):
+    tf.config.set_logical_device_configuration(
+        physical[0], [tf.config.LogicalDeviceConfiguration() for _ in range(wanted)])
+
+
+def strategy(text: str, agent_name: str, refusal: str) -> tf.distribute.Strategy:
+  """The strategy to build the agent under.
+
+  Raises:
+    ValueError: a device that is not there (naming those that are), or several devices
+      for an agent that cannot train on them (`refusal` says why).
+  """
+  wanted = names(text)
+  if not wanted:
+    return tf.distribute.get_strategy()
+  available = [device.name for device in tf.config.list_logical_devices()]
+  missing = [name for name in wanted if name not in available]
+  if missing:
+    raise ValueError(f'--learner_devices={text}: no {", ".join(missing)} here; this '
+                     f'machine has {", ".join(available)}')
+  if len(set(wanted)) != len(wanted):
+    raise ValueError(f'--learner_devices={text} names a device twice')
+  if len(wanted) == 1:
+    return tf.distribute.OneDeviceStrategy(wanted[0])
+  if refusal:
+    raise ValueError(f'--learner_devices={text}: agent {agent_name!r} cannot train on '
+                     f'several devices: {refusal}. Give it one device.')
+  return tf.distribute.MirroredStrategy(wanted)

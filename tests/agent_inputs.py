@@ -1,5 +1,6 @@
 """Random inputs for the agent tests: observations of a spec, acting parameters, one
-inference call, and samples of unrolls with behaviour logits (V-trace, ACER)."""
+inference call, and samples of unrolls with behaviour logits (V-trace, ACER) and of
+replayed sequences (R2D2)."""
 import numpy as np
 
 from seed import types
@@ -60,3 +61,20 @@ def random_logits_sample(agent, spec, rng, done_probability=0.2):
       action=rng.integers(0, spec.num_actions, shape).astype(np.int32),
       logits=rng.normal(size=shape + (spec.num_actions,)).astype(np.float32),
       core_state=core_state)
+
+
+def random_sequence_sample(agent, spec, rng, done_probability=0.2):
+  """A [batch_sequences, burn_in_steps + trained_steps + 1] Sample, as the replay hands it."""
+  rows, shape = agent.batch_unrolls, (agent.batch_unrolls, agent.unroll_length + 1)
+  steps = types.Steps(
+      observation=random_observations(spec, shape, rng),
+      reward=rng.normal(0.0, 3.0, shape).astype(np.float32),
+      terminated=rng.random(shape) < done_probability,
+      truncated=rng.random(shape) < done_probability / 2,
+      action=rng.integers(0, spec.num_actions, shape).astype(np.int32), policy_outputs={})
+  core_state = tuple(rng.normal(size=x.shape).astype(np.float32)
+                     for x in agent.initial_core_state(rows))
+  return types.Sample(
+      ids=np.arange(rows, dtype=np.int64),
+      data=types.Unroll(steps, core_state, env_id=np.arange(rows, dtype=np.int64)),
+      weights=rng.uniform(0.2, 1.0, rows).astype(np.float32))

@@ -15,13 +15,22 @@ import pytest
 
 from tests.processes import Run
 
+# One worker runs the module, so its children (the fixture's) start once.
+pytestmark = pytest.mark.xdist_group('data_parallel')
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+# (agent, config fields): small networks, batches of 8 (4 envs' shares of 2 on 4 devices).
 CONFIGS = {
-    'feed-forward': dict(batch_unrolls=8, unroll_length=5, mlp_hidden_sizes=(16,)),
-    'lstm, 2 epochs of 2 minibatches': dict(
+    'vtrace, feed-forward': ('vtrace', dict(batch_unrolls=8, unroll_length=5,
+                                            mlp_hidden_sizes=(16,))),
+    'vtrace, lstm, 2 epochs of 2 minibatches': ('vtrace', dict(
         batch_unrolls=8, unroll_length=5, mlp_hidden_sizes=(16,), use_lstm=True,
-        lstm_size=8, num_minibatches=2, epochs=2),
+        lstm_size=8, num_minibatches=2, epochs=2)),
+    # A target copy every 2 updates: the third step trains against a copied target.
+    'r2d2, lstm, burn-in': ('r2d2', dict(
+        torso='mlp', mlp_hidden_sizes=(16,), lstm_size=8, head_hidden_size=16,
+        burn_in_steps=2, trained_steps=4, batch_sequences=8, target_update_period=2)),
 }
 
 _CHILD = r'''
@@ -31,20 +40,24 @@ import tensorflow as tf
 cpu = tf.config.list_physical_devices('CPU')[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 4)
 names = [d.name for d in tf.config.list_logical_devices('CPU')]
+from seed.agents.r2d2 import agent as r2d2, config as r2d2_config
 from seed.agents.vtrace import agent as agent_lib, config as config_lib
 from seed.envs import spec as spec_lib
-from tests.agent_inputs import random_logits_sample
+from tests.agent_inputs import random_logits_sample, random_sequence_sample
 spec = spec_lib.EnvSpec((10, 5), 'float32', num_actions=3)
+AGENTS = {'vtrace': (agent_lib.VTraceAgent, config_lib.VTraceConfig, random_logits_sample),
+          'r2d2': (r2d2.R2D2Agent, r2d2_config.R2D2Config, random_sequence_sample)}
 results = {}
 devices = int(sys.argv[2])
 strategy = (tf.distribute.MirroredStrategy(names[:devices]) if devices > 1
             else tf.distribute.get_strategy())
-for config, fields in json.loads(sys.argv[1]).items():
+for config, (name, fields) in json.loads(sys.argv[1]).items():
+  agent_class, config_class, sample = AGENTS[name]
   with strategy.scope():
-    agent = agent_lib.VTraceAgent(spec, config_lib.VTraceConfig(**fields))
+    agent = agent_class(spec, config_class(**fields))
     agent.warm_up([1])
   rng = np.random.default_rng(0)
-  logs = [agent.train_step(random_logits_sample(agent, spec, rng)).logs for _ in range(3)]
+  logs = [agent.train_step(sample(agent, spec, rng)).logs for _ in range(3)]
   weights = [v.numpy().tolist() for v in agent.network.trainable_variables]
   results[f'{config}/{devices}'] = {'logs': logs, 'weights': weights}
 try:  # Statistics across the batch are not a mean of per-device shards.
@@ -80,11 +93,11 @@ def trained():
 
 @pytest.mark.parametrize('config', sorted(CONFIGS))
 @pytest.mark.parametrize('devices', [2, 4])
-def test_vtrace_on_several_devices_equals_one_device(trained, config, devices):
+def test_a_train_step_on_several_devices_equals_one_device(trained, config, devices):
   one, many = trained[f'{config}/1'], trained[f'{config}/{devices}']
   for step, (a, b) in enumerate(zip(one['logs'], many['logs'])):
     assert a.keys() == b.keys()
-    for key in a:  # losses, gradient norm (of the all-reduced gradients), entropy, rho
+    for key in a:  # losses, gradient norm (of the all-reduced gradients), the rest
       assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), (step, key)
   for a, b in zip(one['weights'], many['weights']):  # after 3 train steps
     np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
@@ -98,10 +111,10 @@ def test_vtrace_refuses_batch_statistics_on_several_devices_only(trained):
 
 
 def test_an_agent_without_a_data_parallel_step_refuses_two_learner_devices(tmp_path):
-  with Run(tmp_path / 'run', 'gin/toy/r2d2.gin', agent='r2d2',
+  with Run(tmp_path / 'run', 'gin/toy/ppo.gin', agent='ppo',
            learner_flags=['--learner_devices=CPU:0,CPU:1']) as run:
     with pytest.raises(RuntimeError, match='learner exited with 2') as refused:
       run.start_learner()
-  assert ("--learner_devices=CPU:0,CPU:1: agent 'r2d2' cannot train on several devices: "
+  assert ("--learner_devices=CPU:0,CPU:1: agent 'ppo' cannot train on several devices: "
           'its train step is not yet split into per-device shards of the batch'
           ) in str(refused.value), refused.value

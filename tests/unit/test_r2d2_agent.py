@@ -13,6 +13,7 @@ from seed.agents.r2d2 import config as config_lib  # pylint: disable=g-import-no
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
 from tests.agent_inputs import (  # pylint: disable=g-import-not-at-top
     acting_params, infer, random_observations)
+from tests.agent_inputs import random_sequence_sample as _random_sample  # pylint: disable=g-import-not-at-top
 
 VECTOR = spec_lib.EnvSpec((4,), 'float32', num_actions=3)
 ATARI = spec_lib.EnvSpec((4, 84, 84), 'uint8', num_actions=6, frames_per_step=4)
@@ -27,23 +28,6 @@ TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
 def _agent(spec=VECTOR, **overrides):
   return agent_lib.R2D2Agent(spec, config_lib.R2D2Config(**dict(SMALL, **overrides)))
-
-
-def _random_sample(agent, spec, rng, done_probability=0.2):
-  """A [batch_sequences, burn_in_steps + trained_steps + 1] Sample, as the replay hands it."""
-  rows, shape = agent.batch_unrolls, (agent.batch_unrolls, agent.unroll_length + 1)
-  steps = types.Steps(
-      observation=random_observations(spec, shape, rng),
-      reward=rng.normal(0.0, 3.0, shape).astype(np.float32),
-      terminated=rng.random(shape) < done_probability,
-      truncated=rng.random(shape) < done_probability / 2,
-      action=rng.integers(0, spec.num_actions, shape).astype(np.int32), policy_outputs={})
-  core_state = tuple(rng.normal(size=x.shape).astype(np.float32)
-                     for x in agent.initial_core_state(rows))
-  return types.Sample(
-      ids=np.arange(rows, dtype=np.int64),
-      data=types.Unroll(steps, core_state, env_id=np.arange(rows, dtype=np.int64)),
-      weights=rng.uniform(0.2, 1.0, rows).astype(np.float32))
 
 
 def _replace_steps(sample, **fields):

@@ -87,5 +87,7 @@ def gradients(strategy: tf.distribute.Strategy, loss_fn: LossFn,
                                                       axis=None)
   return (total(loss), [total(g) for g in grads],
           {name: total(value) for name, value in logs.items()},
-          tf.nest.map_structure(lambda value, axis: strategy.gather(value, axis=axis),
-                                outputs, output_axes))
+          # Each device's outputs, in shard order (a concat takes any dtype, bool masks too).
+          tf.nest.map_structure(
+              lambda value, axis: tf.concat(strategy.experimental_local_results(value), axis),
+              outputs, output_axes))

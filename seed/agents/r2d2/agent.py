@@ -18,6 +18,7 @@ import tensorflow as tf
 
 from seed import types
 from seed.agents.common import base
+from seed.agents.common import data_parallel
 from seed.agents.common import tf_agent
 from seed.agents.r2d2 import config as config_lib
 from seed.agents.r2d2 import exploration
@@ -37,6 +38,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
   input_kind = types.InputKind.REPLAY
   trained_outputs = ()  # Training recomputes Q; the acting 'q' is not stored.
   config_class = config_lib.R2D2Config
+  several_devices_refusal = ''  # data_parallel: each device trains on its share of sequences
 
   def __init__(self, env_spec: spec_lib.EnvSpec,
                config: Optional[config_lib.R2D2Config] = None):
@@ -51,6 +53,9 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     """
     base.check_discrete_spec(env_spec, 'R2D2Agent')
     self.config = config = config if config is not None else config_lib.R2D2Config()
+    # Built under a tf.distribute strategy's scope, the train step runs data-parallel
+    # over its devices (data_parallel); the default strategy is one device.
+    self._strategy = tf.distribute.get_strategy()
     self._configured_learning_rate = float(config.learning_rate)
     self._env_spec = env_spec
 
@@ -204,22 +209,32 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
         n_steps=config.n_steps, rescaling_eps=config.rescaling_eps)
 
   def _train(self, steps, core_state, importance_weights):
-    """The traced part of train_step: returns (scalar logs, |delta| [T, B], mask [T, B])."""
+    """The traced part of train_step: returns (scalar logs, |delta| [T, B], mask [T, B]).
+    On several devices (data_parallel) each computes the loss of its share of the
+    sequences; the logs are of the whole batch."""
     variables = self._network.trainable_variables
-    with tf.GradientTape() as tape:
-      outputs = self.sequence_loss(steps, core_state, importance_weights)
-    gradients = tape.gradient(outputs.loss, variables)
+
+    def loss_fn(shard):
+      outputs = self.sequence_loss(*shard)
+      return outputs.loss, {}, (outputs.abs_td_errors, outputs.valid_mask,
+                                outputs.q_taken, outputs.targets)
+
+    batch = (steps, core_state, importance_weights)  # batch-major: sequences on axis 0
+    loss, gradients, _, (abs_td_errors, valid_mask, q_taken, targets) = (
+        data_parallel.gradients(self._strategy, loss_fn, variables, batch,
+                                tf.nest.map_structure(lambda _: 0, batch), (1, 1, 1, 1)))
     # The rate this step uses (read before apply: a schedule advances with it).
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
     applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
-                                                  outputs.loss, self.config.max_grad_norm)
+                                                  loss, self.config.max_grad_norm)
     # Counted by the optimizer's iterations, so the period survives a checkpoint restore.
     # A skipped update does not advance them: it would copy again after a copying one.
     iterations = tf.convert_to_tensor(self._optimizer.iterations)
     due = tf.logical_and(applied,
                          tf.equal(iterations % self.config.target_update_period, 0))
     updated = tf.cond(due, self._copy_to_target, lambda: tf.constant(False))
-    logs = dict(outputs.logs, loss=outputs.loss, grad_norm=grad_norm,
-                learning_rate=learning_rate, target_updated=tf.cast(updated, tf.float32),
+    logs = dict(loss_lib.sequence_logs(q_taken, targets, abs_td_errors, valid_mask),
+                loss=loss, grad_norm=grad_norm, learning_rate=learning_rate,
+                target_updated=tf.cast(updated, tf.float32),
                 skipped_updates=1.0 - tf.cast(applied, tf.float32))
-    return logs, outputs.abs_td_errors, outputs.valid_mask
+    return logs, abs_td_errors, valid_mask

@@ -20,9 +20,10 @@ import tensorflow as tf
 from seed.losses import nstep
 
 # loss: scalar; abs_td_errors: [T, B] |delta|, 0 where invalid, gradient-stopped;
-# valid_mask: [T, B] bool; logs: {name: scalar} for logging only.
+# valid_mask: [T, B] bool; q_taken and targets: [T, B] Q(x_t, a_t) and its target,
+# gradient-stopped; logs: {name: scalar} for logging only (sequence_logs of the above).
 LossOutputs = collections.namedtuple(
-    'LossOutputs', ['loss', 'abs_td_errors', 'valid_mask', 'logs'])
+    'LossOutputs', ['loss', 'abs_td_errors', 'valid_mask', 'q_taken', 'targets', 'logs'])
 
 
 def _masked_mean(x: tf.Tensor, mask: tf.Tensor) -> tf.Tensor:
@@ -75,11 +76,20 @@ def r2d2_loss(online_q, target_q, actions, rewards, terminated, truncated,
   loss = tf.reduce_mean(importance_weights * per_sequence)
 
   abs_td_errors = tf.stop_gradient(tf.abs(td_errors))
-  logs = {
-      'mean_q': _masked_mean(tf.stop_gradient(q_taken), valid),
+  q_taken = tf.stop_gradient(q_taken)
+  return LossOutputs(loss=loss, abs_td_errors=abs_td_errors, valid_mask=valid,
+                     q_taken=q_taken, targets=targets,
+                     logs=sequence_logs(q_taken, targets, abs_td_errors, valid))
+
+
+def sequence_logs(q_taken, targets, abs_td_errors, valid):
+  """mean_q (mean Q(x_t, a_t) over valid steps, rescaled space), mean_target,
+  mean_abs_td, max_abs_td and valid_fraction of [T, B] arrays: of one batch, or of a
+  batch's per-device shards put back together (seed.agents.common.data_parallel)."""
+  return {
+      'mean_q': _masked_mean(q_taken, valid),
       'mean_target': _masked_mean(targets, valid),
       'mean_abs_td': _masked_mean(abs_td_errors, valid),
       'max_abs_td': tf.reduce_max(abs_td_errors),
-      'valid_fraction': tf.reduce_mean(valid_float),
+      'valid_fraction': tf.reduce_mean(tf.cast(valid, tf.float32)),
   }
-  return LossOutputs(loss=loss, abs_td_errors=abs_td_errors, valid_mask=valid, logs=logs)

@@ -222,3 +222,12 @@ def test_the_env_rate_benchmark_steps_seeds_atari_path():
   assert result.returncode == 0, result.stdout + result.stderr
   row = [c.strip() for c in result.stdout.strip().splitlines()[-1].strip('|').split('|')]
   assert row[:3] == ['ale', '2', '1'] and float(row[3].replace(',', '')) > 0, result.stdout
+
+
+def test_the_learner_devices_benchmark_times_one_and_two_devices():
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.learner_devices', '--devices=1,2', '--steps=1'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 0, result.stdout + result.stderr
+  rows = re.findall(r'^\| ([12]) \| ([\d.]+) \| 16 x 21 \|$', result.stdout, re.M)
+  assert [row[0] for row in rows] == ['1', '2'] and all(float(r[1]) > 0 for r in rows)

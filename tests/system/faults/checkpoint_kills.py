@@ -463,7 +463,11 @@ class _Book:
     number, _, wall_ns = begin
     if status != -signal.SIGKILL:
       self.fail('crash', f'the life exited with {status} before the kill in save {number}')
-    if done_after_kill:
+    # Under load this reader can lag the life: the kill meant for save n may land after
+    # 'done n' and a 'begin n + 1' were written, inside save n + 1 (whose files then
+    # say how far it got, as for any kill in a save). Only a kill after the last save's
+    # own 'done' leaves that save complete.
+    if done_after_kill and self.last_done == number:
       self.phases['after_done'] += 1
       self.note = f'a kill after save {number} was done'
       return

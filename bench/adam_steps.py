@@ -32,20 +32,10 @@ def main(argv=None) -> int:
   parser.add_argument('--logdir', required=True)
   parser.add_argument('--checkpoint', default='')
   args = parser.parse_args(argv)
-  # pylint: disable=g-import-not-at-top,protected-access
-  import keras
-  from seed import config, evaluate
-  from seed.envs import EnvConfig
-  from seed.learner import runtime as learner_runtime
-  eval_args = evaluate.parse_args(
-      ['--logdir', args.logdir] + (['--checkpoint', args.checkpoint] if args.checkpoint else []))
-  evaluate.check_args(eval_args)
-  learner_runtime.register_configurables(eval_args.agent)
-  config.parse_gin(eval_args.gin_file, eval_args.gin_bindings, env_name=eval_args.env)
-  env = EnvConfig().make(0)
-  agent, prefix, counters = evaluate._restore_agent(eval_args, env, 1)
+  import keras  # pylint: disable=g-import-not-at-top
+  from seed import evaluate  # pylint: disable=g-import-not-at-top
+  eval_args, agent, env, prefix, counters = evaluate.restore_run(args.logdir, args.checkpoint)
   env.close()
-  # pylint: enable=g-import-not-at-top,protected-access
   optimizers = {name: item for name, item in agent.checkpoint_items().items()
                 if isinstance(item, keras.optimizers.Adam)}
   if not optimizers:

@@ -25,18 +25,8 @@ def main(argv=None) -> int:
   parser.add_argument('--checkpoint', default='')
   parser.add_argument('--steps', type=int, default=600)
   args = parser.parse_args(argv)
-  # pylint: disable=g-import-not-at-top,protected-access
-  from seed import config, evaluate, types
-  from seed.envs import EnvConfig
-  from seed.learner import runtime as learner_runtime
-  eval_args = evaluate.parse_args(
-      ['--logdir', args.logdir] + (['--checkpoint', args.checkpoint] if args.checkpoint else []))
-  evaluate.check_args(eval_args)
-  learner_runtime.register_configurables(eval_args.agent)
-  config.parse_gin(eval_args.gin_file, eval_args.gin_bindings, env_name=eval_args.env)
-  env = EnvConfig().make(0)
-  agent, prefix, counters = evaluate._restore_agent(eval_args, env, 1)
-  # pylint: enable=g-import-not-at-top,protected-access
+  from seed import evaluate, types  # pylint: disable=g-import-not-at-top
+  eval_args, agent, env, prefix, counters = evaluate.restore_run(args.logdir, args.checkpoint)
   policy = agent.batched_policy(1)
   acting = types.stack_acting_params([agent.acting_params(0, True)])
   num_actions = env.action_space.n

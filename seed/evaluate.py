@@ -25,7 +25,7 @@ import logging
 import os
 import sys
 import types
-from typing import List, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 import gin
 
@@ -149,6 +149,30 @@ def _restore_agent(args: argparse.Namespace, env, num_envs: int):
   checkpoint_match.restore(checkpoint, prefix)
   agent.on_restored()
   return agent, prefix, dict(zip(Counters.NAMES, (int(x) for x in counter_values.numpy())))
+
+
+class RestoredRun(NamedTuple):
+  """A run's agent at one of its checkpoints, for tools that look inside a run."""
+  args: argparse.Namespace  # the run's settings, as seed.evaluate reads them
+  agent: Any
+  env: Any  # one env of the run's config, open: the caller closes it
+  prefix: str  # the checkpoint's path prefix
+  counters: Dict[str, int]  # its counters by name
+
+
+def restore_run(logdir: str, checkpoint: str = '') -> RestoredRun:
+  """The agent of the run in `logdir` at its latest checkpoint (or `checkpoint`), with
+  its gin config parsed and one env of it (bench.q_probe, bench.adam_steps)."""
+  from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
+  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
+  args = parse_args(['--logdir', logdir]
+                    + (['--checkpoint', checkpoint] if checkpoint else []))
+  check_args(args)
+  learner_runtime.register_configurables(args.agent)
+  config.parse_gin(args.gin_file, args.gin_bindings, env_name=args.env)
+  env = EnvConfig().make(0)
+  agent, prefix, counters = _restore_agent(args, env, 1)
+  return RestoredRun(args, agent, env, prefix, counters)
 
 
 def _play(agent, envs, args: argparse.Namespace, recorder):

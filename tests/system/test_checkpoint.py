@@ -36,12 +36,17 @@ def wait_for_checkpoint(logdir, min_learner_steps, timeout_s=120):
   raise TimeoutError(f'no checkpoint with {min_learner_steps} learner steps')
 
 
+def _catch_run(logdir) -> Run:
+  """V-trace on Catch, checkpointing every second, on a port fixed for the run: a
+  restarted learner takes it again and the actors reconnect by themselves."""
+  return Run(logdir, 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
+             learner_flags=[f'--server_address=localhost:{free_port()}',
+                            '--checkpoint_interval_s=1'])
+
+
 def test_killed_learner_resumes_counters_and_optimizer(tmp_path):
-  port = free_port()
   logdir = tmp_path / 'run'
-  with Run(logdir, 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
-           learner_flags=[f'--server_address=localhost:{port}',
-                          '--checkpoint_interval_s=1']) as run:
+  with _catch_run(logdir) as run:
     run.start_learner()
     run.start_actors(2, 2)
     wait_for_checkpoint(logdir, min_learner_steps=5)
@@ -136,11 +141,8 @@ def test_sac_resumes_with_its_replay_update_count_and_temperature(tmp_path):
 def test_a_checkpoint_resumes_on_another_number_of_learner_devices(tmp_path):
   # tf.train.Checkpoint keys variables by object, not by device: a run started on two
   # (logical) devices resumes on one, with its counters and optimizer, and then on two.
-  port = free_port()
   logdir = tmp_path / 'run'
-  with Run(logdir, 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
-           learner_flags=[f'--server_address=localhost:{port}',
-                          '--checkpoint_interval_s=1']) as run:
+  with _catch_run(logdir) as run:
     states, logs = [], []
     for life, devices in enumerate(['CPU:0,CPU:1', None, 'CPU:0,CPU:1']):
       run.start_learner(extra_flags=[f'--learner_devices={devices}'] if devices else [])

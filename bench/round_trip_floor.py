@@ -135,8 +135,8 @@ def learner_python(agent, envs_per_step, calls: int, repeats: int):
       return outputs
     return call
   # The policy's outputs are tensors: their conversion to arrays stays in the bookkeeping.
-  processor._policies = {size: timed(policy)  # pylint: disable=protected-access
-                         for size, policy in processor._policies.items()}  # pylint: disable=protected-access
+  processor._policies = [{size: timed(policy) for size, policy in lane.items()}  # pylint: disable=protected-access
+                         for lane in processor._policies]  # pylint: disable=protected-access
   table = EnvTable(agent.initial_core_state, agent.acting_params, agent.unroll_length,
                    agent.unroll_overlap)
   rng = np.random.default_rng(0)

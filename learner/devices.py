@@ -1,11 +1,20 @@
-"""The learner's devices (--learner_devices): the strategy its agent is built under.
+"""The learner's devices: the strategy its agent is built under (--learner_devices) and
+the devices that serve inference (--inference_devices).
 
 Empty (the default): TensorFlow's default strategy, one device, the learner as it always
 ran. Several: a MirroredStrategy over them; the agent's variables are mirrored, its train
-step runs data-parallel (seed.agents.common.data_parallel) and inference reads the
-first device's copy, which every update writes. TensorFlow's own all-reduce, no other.
+step runs data-parallel (seed.agents.common.data_parallel). TensorFlow's own all-reduce,
+no other.
+
+Inference runs on the first learner device unless --inference_devices names others
+among them: each then has a batch of its own in flight (seed.inference.batcher's lanes).
+Wherever it runs, a policy call reads the variables' first copy, which every update
+writes, so its weights are always the latest step's; on an inference device that is not
+the first that read is a device-to-device copy of the weights per call (the Nature
+CNN's 1.7M parameters are 7 MB: about 25 us over NVLink, 0.5 ms over PCIe 4 x16), so
+the first device is the cheapest to infer on.
 """
-from typing import List
+from typing import List, Optional
 
 import tensorflow as tf
 
@@ -51,3 +60,28 @@ def strategy(text: str, agent_name: str, refusal: str) -> tf.distribute.Strategy
     raise ValueError(f'--learner_devices={text}: agent {agent_name!r} cannot train on '
                      f'several devices: {refusal}. Give it one device.')
   return tf.distribute.MirroredStrategy(wanted)
+
+
+def inference_devices(learner_text: str, inference_text: str) -> List[Optional[str]]:
+  """The devices inference runs on, one lane each: [None] (wherever TensorFlow places
+  it, the first learner device) unless --inference_devices names some.
+
+  Raises:
+    ValueError: inference devices without learner devices, or ones not among them, or
+      one named twice.
+  """
+  wanted = names(inference_text)
+  if not wanted:
+    return [None]
+  learner = names(learner_text)
+  if not learner:
+    raise ValueError(f'--inference_devices={inference_text} names devices among '
+                     '--learner_devices, which is empty: set --learner_devices too '
+                     '(e.g. --learner_devices=GPU:0,GPU:1)')
+  outside = [name for name in wanted if name not in learner]
+  if outside:
+    raise ValueError(f'--inference_devices={inference_text}: {", ".join(outside)} is not '
+                     f'among --learner_devices={learner_text}')
+  if len(set(wanted)) != len(wanted):
+    raise ValueError(f'--inference_devices={inference_text} names a device twice')
+  return wanted

@@ -73,6 +73,7 @@ class Metrics:
     self._new_eval_episodes = []
     self._batch_envs = self._batch_padded = self._batch_count = 0
     self._batch_seconds = 0.0
+    self._lane_batches: Dict[int, int] = collections.Counter()  # lane -> batches this tick
     self._train_sums: Dict[str, float] = collections.defaultdict(float)
     self._train_count = 0
     self._last_tick = (time.monotonic(), counters.snapshot())
@@ -104,6 +105,7 @@ class Metrics:
       self._batch_padded += stats.padded_size
       self._batch_seconds += stats.inference_s
       self._batch_count += 1
+      self._lane_batches[stats.lane] += 1
 
   def on_train(self, logs: Dict[str, float]) -> None:
     with self._lock:
@@ -151,11 +153,15 @@ class Metrics:
         scalars['inference/mean_batch_size'] = self._batch_envs / self._batch_count
         scalars['inference/padding_fraction'] = 1 - self._batch_envs / self._batch_padded
         scalars['inference/ms_per_batch'] = 1000 * self._batch_seconds / self._batch_count
+      if set(self._lane_batches) != {0}:  # Several inference devices: the share of each.
+        for lane, batches in sorted(self._lane_batches.items()):
+          scalars[f'inference/lane_{lane}_batches'] = batches
       for name, total in self._train_sums.items():
         default = name if '/' in name else f'loss/{name}'  # e.g. replay/size as it is
         scalars[_TRAIN_LOG_NAMESPACES.get(name, default)] = total / self._train_count
       self._batch_envs = self._batch_padded = self._batch_count = 0
       self._batch_seconds = 0.0
+      self._lane_batches.clear()
       self._train_sums.clear()
       self._train_count = 0
       recent = list(self._recent_returns)

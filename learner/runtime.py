@@ -63,6 +63,10 @@ class Learner:
     # the devices of --learner_devices: one unless told otherwise.
     self.strategy = devices.strategy(options.learner_devices, options.agent,
                                      agent_class.several_devices_refusal)
+    # --lockstep's one actor has one message in flight: its batches take the lanes in
+    # turn, in the same order every run.
+    inference_devices = devices.inference_devices(options.learner_devices,
+                                                  options.inference_devices)
     with self.strategy.scope():
       self.agent = agent_class(env_spec=self.env_spec)
       self.counters = Counters()
@@ -78,7 +82,7 @@ class Learner:
           self.agent, options.inference_batch_size, self.env_spec.frames_per_step,
           put_unroll=self.agent_input.put if options.train else _drop,
           on_episode=self.metrics.on_episode, on_batch=self.metrics.on_batch,
-          counters=self.counters)
+          counters=self.counters, devices=inference_devices)
       self.env_table = EnvTable(self.agent.initial_core_state, self.agent.acting_params,
                                 self.agent.unroll_length, self.agent.unroll_overlap)
       # Every variable must exist before a checkpoint is read: warm up first.
@@ -177,7 +181,8 @@ class Learner:
     for signum in (signal.SIGINT, signal.SIGTERM):
       loop.add_signal_handler(signum, self._on_signal, signum)
     batcher = Batcher(self.processor, self.options.inference_batch_size,
-                      self.options.max_wait_ms, lambda: service.active_envs())
+                      self.options.max_wait_ms, lambda: service.active_envs(),
+                      num_lanes=self.processor.num_lanes)
     self._service = service = InferenceService(
         self.env_name, self.env_spec, self.env_table, batcher, self.options.limits,
         auth_token=self.options.auth_token)

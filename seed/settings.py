@@ -203,13 +203,20 @@ LEARNER = (
     Setting('learner_devices', 'string', '',
         'Devices the train step runs on data-parallel, comma-separated, e.g. GPU:0,GPU:1:'
         ' each trains on its share of the batch, the gradients are summed, one set of '
-        'variables; inference runs on the first. Empty: one device, as TensorFlow '
+        'variables; inference runs on --inference_devices. Empty: one device, as TensorFlow '
         'places it. Naming more CPU devices than there are splits the CPU into logical '
         'devices (tests, or measuring the overhead). Agents that cannot train on several '
         'devices refuse it and say why.',
         check=Check(lambda value: _DEVICE_LIST.fullmatch(value) is not None,
                     'a comma-separated list of devices, each CPU:n, GPU:n or TPU:n, e.g. '
                     'GPU:0,GPU:1 (empty: one device)')),
+    Setting('inference_devices', 'string', '',
+        'Devices of --learner_devices that serve inference, comma-separated: one batch '
+        'in flight on each, all reading the latest weights. Empty: the first learner '
+        'device alone (one batch at a time, as with one device).',
+        check=Check(lambda value: _DEVICE_LIST.fullmatch(value) is not None,
+                    'a comma-separated list of devices among --learner_devices, e.g. '
+                    'GPU:0,GPU:1 (empty: the first learner device)')),
     Setting('train', 'bool', True,
         'Train. --notrain serves inference only and drops the unrolls (to measure the'
         ' inference loop).'),

@@ -50,8 +50,8 @@ class CountingAgent:
   def warm_up(self, batch_sizes):
     del batch_sizes
 
-  def batched_policy(self, batch_size):
-    del batch_size
+  def batched_policy(self, batch_size, device=None):
+    del batch_size, device
     return self.inference
 
 

@@ -1,13 +1,18 @@
 """Runs one batch of env steps through the policy and files what comes out.
 
-This is the work of the inference thread: gather each env's observation and
+This is the work of an inference thread: gather each env's observation and
 recurrent state, pad to a fixed batch size, run the agent's policy once,
 then store the new state, append each step to its env's unroll and count
 episodes. Agent-agnostic: the agent's policy outputs are stored as they come.
+
+With several inference devices (--inference_devices) each has a lane, a thread of
+its own, and batches run on them at once. They never share an env (an actor's next
+step for an env waits for this one's action), so each env's slot is touched by one
+lane at a time; what they share (counters, metrics, the agent input) takes its own lock.
 """
 import dataclasses
 import time
-from typing import Callable, List, Sequence
+from typing import Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -43,6 +48,7 @@ class BatchStats:
   num_envs: int
   padded_size: int
   inference_s: float
+  lane: int = 0  # the inference device's, in --inference_devices order
 
 
 class StepProcessor:
@@ -51,8 +57,10 @@ class StepProcessor:
   def __init__(self, agent, max_batch_envs: int, frames_per_step: int,
                put_unroll: Callable[[types.Unroll], bool],
                on_episode: Callable[[float, int, bool, int], None],
-               on_batch: Callable[[BatchStats], None], counters):
+               on_batch: Callable[[BatchStats], None], counters,
+               devices: Sequence[Optional[str]] = (None,)):
     self._agent = agent
+    self.devices = tuple(devices)  # One lane each (None: where TensorFlow places it).
     self.batch_sizes = padded_batch_sizes(max_batch_envs)
     self._frames_per_step = frames_per_step
     self._put_unroll = put_unroll
@@ -60,9 +68,14 @@ class StepProcessor:
     self._on_batch = on_batch
     self._counters = counters
     self._trained_outputs = tuple(agent.trained_outputs)
-    self._policies = {}
+    self._policies = [{} for _ in self.devices]  # lane -> {padded size: policy}
 
-  def __call__(self, requests: Sequence[StepRequest]) -> List[np.ndarray]:
+  @property
+  def num_lanes(self) -> int:
+    return len(self.devices)
+
+  def __call__(self, requests: Sequence[StepRequest], lane: int = 0) -> List[np.ndarray]:
+    """The actions for `requests`, inferred on the device of `lane`."""
     start = time.perf_counter()
     slots = [slot for r in requests for slot in r.slots]
     n = len(slots)
@@ -80,7 +93,7 @@ class StepProcessor:
     acting = types.ActingParams(*(_pad(part, padded) for part in
                                   types.stack_acting_params([s.acting for s in slots])))
 
-    policy = self._policies.get(padded, self._agent.inference)
+    policy = self._policies[lane].get(padded, self._agent.inference)
     action, outputs, new_state = policy(observations, rewards, done, core_state, acting)
     action = np.asarray(action)[:n]
     # Only what the train step reads goes into unrolls (R2D2's Q values do not).
@@ -107,7 +120,7 @@ class StepProcessor:
           slot.episode_return, slot.episode_steps = 0.0, 0
       slot.has_previous_step = True
     self._counters.add(env_steps=transitions, env_frames=transitions * self._frames_per_step)
-    self._on_batch(BatchStats(n, padded, time.perf_counter() - start))
+    self._on_batch(BatchStats(n, padded, time.perf_counter() - start, lane))
 
     actions, offset = [], 0
     for r in requests:
@@ -117,7 +130,8 @@ class StepProcessor:
 
   def warm_up(self) -> None:
     self._agent.warm_up(self.batch_sizes)
-    self._policies = {size: self._agent.batched_policy(size) for size in self.batch_sizes}
+    self._policies = [{size: self._agent.batched_policy(size, device)
+                       for size in self.batch_sizes} for device in self.devices]
 
 
 def _pad(array: np.ndarray, size: int) -> np.ndarray:

@@ -10,6 +10,7 @@ import os
 import pytest
 import tensorflow as tf
 
+from seed.experiments import plotting
 from tests.learning_runs import LOCKSTEP_FLAGS, first_solved, train_until
 from tests.processes import Run
 
@@ -32,12 +33,20 @@ def test_vtrace_learns_catch(tmp_path, torso_dtype):
 
 def test_vtrace_learns_catch_on_two_logical_devices(tmp_path):
   # The train step data-parallel over 2 logical CPU devices (--learner_devices), each on
-  # half of every batch: the same target and budget as on one device.
+  # half of every batch, and inference on both (--inference_devices; the one actor's
+  # batches take them in turn): the same target and budget as on one device.
   frames, mean_return = train_until(
       tmp_path, 'gin/toy/vtrace.gin', target=0.9, max_frames=300_000, window=100,
-      bindings=["EnvConfig.name='Catch'"], learner_flags=['--learner_devices=CPU:0,CPU:1'])
+      bindings=["EnvConfig.name='Catch'"],
+      learner_flags=['--learner_devices=CPU:0,CPU:1', '--inference_devices=CPU:0,CPU:1'])
   assert mean_return >= 0.9, f'best mean reward over 100 episodes: {mean_return}'
   assert frames <= 300_000
+  batches = {}  # lane -> batches it inferred, from the learner's TensorBoard scalars
+  for lane in (0, 1):
+    points = plotting._read_events(str(tmp_path / 'run'),  # pylint: disable=protected-access
+                                   f'inference/lane_{lane}_batches').get('', [])
+    batches[lane] = sum(value for _, _, value in points)
+  assert batches[0] > 0 and batches[1] > 0, batches
 
 
 def test_r2d2_with_its_lstm_solves_the_memory_task(tmp_path):

@@ -57,9 +57,24 @@ for config, (name, fields) in json.loads(sys.argv[1]).items():
     agent = agent_class(spec, config_class(**fields))
     agent.warm_up([1])
   rng = np.random.default_rng(0)
+  observation = rng.normal(size=(4,) + spec.observation_shape).astype(np.float32)
+  inputs = (observation,) + agent._example_inputs(4)[1:]
+  before = agent.batched_policy(4)(*inputs)[1]
   logs = [agent.train_step(sample(agent, spec, rng)).logs for _ in range(3)]
   weights = [v.numpy().tolist() for v in agent.network.trainable_variables]
   results[f'{config}/{devices}'] = {'logs': logs, 'weights': weights}
+  # Inference on each device (--inference_devices): there, and with the trained weights.
+  default = agent.batched_policy(4)(*inputs)[1]
+  lanes = {}
+  for device in names[:devices]:
+    outputs = agent.batched_policy(4, device)(*inputs)[1]
+    lanes[device] = {
+        'placed': [value.device for value in outputs.values()],
+        'diff_to_default': max(float(np.max(np.abs(outputs[k].numpy() - default[k].numpy())))
+                               for k in default),
+        'diff_to_untrained': max(float(np.max(np.abs(outputs[k].numpy() - before[k].numpy())))
+                                 for k in default)}
+  results[f'{config}/{devices}/inference'] = lanes
 try:  # Statistics across the batch are not a mean of per-device shards.
   with strategy.scope():
     agent_lib.VTraceAgent(spec, config_lib.VTraceConfig(value_normalization='popart'))
@@ -101,6 +116,18 @@ def test_a_train_step_on_several_devices_equals_one_device(trained, config, devi
       assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), (step, key)
   for a, b in zip(one['weights'], many['weights']):  # after 3 train steps
     np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('config', sorted(CONFIGS))
+def test_inference_runs_on_each_device_with_the_latest_weights(trained, config):
+  for devices in (2, 4):
+    lanes = trained[f'{config}/{devices}/inference']
+    assert len(lanes) == devices
+    for device, lane in lanes.items():
+      assert lane['placed'] and all(placed.endswith(device) for placed in lane['placed']), (
+          device, lane['placed'])
+      assert lane['diff_to_default'] == 0.0, (device, lane)   # the same weights ...
+      assert lane['diff_to_untrained'] > 1e-6, (device, lane)  # ... the trained ones
 
 
 def test_vtrace_refuses_batch_statistics_on_several_devices_only(trained):

@@ -118,13 +118,17 @@ class Agent(abc.ABC):
   def checkpoint_items(self) -> Dict[str, Any]:
     """Trackables to save and restore whole (model, optimizer, ...)."""
 
-  def batched_policy(self, batch_size: int):
-    """`inference` for exactly `batch_size` rows, after warm_up.
+  def batched_policy(self, batch_size: int, device: Optional[str] = None):
+    """`inference` for exactly `batch_size` rows, after warm_up, run on `device` (a
+    TensorFlow device name; None: wherever TensorFlow places it).
 
     Agents may return something cheaper to call than `inference` itself (a
     traced concrete function); the server calls it once per batch.
     """
     del batch_size
+    if device is not None:
+      raise ValueError(f'{type(self).__name__} runs no TensorFlow: it cannot infer on '
+                       f'{device}')
     return self.inference
 
   def on_restored(self) -> None:

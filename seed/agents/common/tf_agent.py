@@ -91,9 +91,14 @@ class KerasAgentMixin:
       self.batched_policy(int(size))
     self._build_optimizer()
 
-  def batched_policy(self, batch_size: int):
-    """`inference` for `batch_size` rows, through a traced concrete function that takes
-    reward, done and the acting parameters as one array.
+  def batched_policy(self, batch_size: int, device: Optional[str] = None):
+    """`inference` for `batch_size` rows on `device` (None: where TensorFlow places it),
+    through a traced concrete function that takes reward, done and the acting parameters
+    as one array.
+
+    One trace serves every device: its ops carry no device, so a call runs where the
+    caller's device scope says, reading the variables where they live (a mirrored
+    variable's first copy, which every update writes: the latest weights on any device).
 
     The concrete function skips tf.function's argument matching (about 0.6 ms a call
     on the dev machine), and every input array costs a conversion to a tensor in the
@@ -109,7 +114,14 @@ class KerasAgentMixin:
 
     def policy(observation, reward, done, core_state, acting: types.ActingParams):
       return packed(observation, pack_per_env(reward, done, acting), core_state)
-    return policy
+
+    if device is None:
+      return policy
+
+    def policy_on_device(*args):
+      with tf.device(device):  # The eager device scope is per thread: lanes keep theirs.
+        return policy(*args)
+    return policy_on_device
 
   @tf.function
   def _per_env_packed_inference(self, observation, per_env, core_state):

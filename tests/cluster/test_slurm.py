@@ -379,6 +379,11 @@ def stand_in_sbatch(tmp_path):
     (['toy', 'vtrace', '2', '4', '--nodes=2', '--learner_gpus=1'],
      '--nodes=2 with --learner_cpus/--actor_cpus that differ or --learner_gpus needs --het'),
     (['toy', 'vtrace', '2', '4', '--nodes=2', '--learner_cpus=4'], 'needs --het'),
+    (['atari', 'r2d2', '2', '4', '--learner_gpus=2'],
+     '--learner_gpus=2: the learner uses more than one GPU only when told, with '
+     '--learner_devices=GPU:0,GPU:1'),
+    (['atari', 'r2d2', '2', '4', '--learner_gpus=2', '--learner_devices=GPU:1,GPU:2'],
+     "--learner_devices=GPU:1,GPU:2 names GPU:2; the learner's step has 2 GPU(s)"),
     (['toy', 'vtrace', '2', '4', '--learner_sbatch=--partition=gpu'],
      '--learner_sbatch is for --het jobs'),
     (['toy', 'vtrace', '2', '4', '--het', '--nodes=3'],
@@ -439,6 +444,19 @@ def test_dry_run_sizes_the_learner_and_the_actors_apart(stand_in_sbatch, tmp_pat
   assert words[words.index('--signal=B:USR1@300') + 1:script] == allocation
   learner_cpus = options[[o.split('=')[0] for o in options].index('--learner_cpus')]
   assert learner_cpus in words[script:] and '--learner_gpus=1' in words[script:]
+
+
+def test_a_learner_on_two_gpus_is_told_to_use_both(stand_in_sbatch, tmp_path):
+  env, called = stand_in_sbatch
+  done = subprocess.run(
+      [SUBMIT, 'atari', 'r2d2', '3', '4', f'--run_dir={tmp_path}/run', '--learner_gpus=2',
+       '--learner_devices=GPU:0,GPU:1', '--inference_devices=GPU:0', '--dry_run'],
+      cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+  assert done.returncode == 0, done.stderr
+  assert not called.exists()
+  lines = done.stdout.splitlines()
+  assert 'SEED_LEARNER_DEVICES=GPU:0\\,GPU:1' in lines and 'SEED_INFERENCE_DEVICES=GPU:0' in lines
+  assert '--gres=gpu:2' in lines[-1].split()
 
 
 @pytest.mark.parametrize('runtime, role, step_gpus, expected', [

@@ -288,6 +288,21 @@ def test_an_accelerator_type_without_a_count_brings_its_own(standin, tmp_path, s
   assert json.loads(result.stdout)['workerPoolSpecs'][0]['machineSpec'] == machine
 
 
+def test_a_learner_on_four_gpus_gets_them_all_named(standin, tmp_path):
+  _, env, _, _ = standin
+  result = run_script('train_atari_r2d2.sh', SETTINGS + [
+      '--learner_machine_type=a2-highgpu-4g', '--learner_accelerator_type=NVIDIA_TESLA_A100',
+      '--learner_accelerator_count=4', '--learner_devices=GPU:0,GPU:1,GPU:2,GPU:3',
+      '--inference_devices=GPU:0,GPU:1', '--dry_run'], env, str(tmp_path))
+  assert result.returncode == 0, result.stderr
+  learner = json.loads(result.stdout)['workerPoolSpecs'][0]
+  assert learner['machineSpec'] == {'machineType': 'a2-highgpu-4g',
+                                    'acceleratorType': 'NVIDIA_TESLA_A100',
+                                    'acceleratorCount': 4}
+  assert environment(learner)['SEED_LEARNER_DEVICES'] == 'GPU:0,GPU:1,GPU:2,GPU:3'
+  assert environment(learner)['SEED_INFERENCE_DEVICES'] == 'GPU:0,GPU:1'
+
+
 def without(flag):
   return [s for s in SETTINGS if not s.startswith(f'--{flag}=')]
 
@@ -319,6 +334,13 @@ BAD_INPUT = {
         '--learner_accelerator_type=NVIDIA_TESLA_T4', '--learner_accelerator_count=1'], [
         'NVIDIA_TESLA_T4 attaches to n1-* machine types',
         '--learner_machine_type=e2-standard-4']),
+    'learner devices the machine lacks': ('train_atari_vtrace.sh', SETTINGS + [
+        '--learner_devices=GPU:0,GPU:1'], [
+        '--learner_devices=GPU:0,GPU:1 names GPU:1; the learner machine has 1 GPU(s)']),
+    'GPUs the learner would leave idle': ('train_atari_r2d2.sh', SETTINGS + [
+        '--learner_machine_type=n1-standard-16', '--learner_accelerator_count=2'], [
+        '--learner_accelerator_count=2: the learner uses more than one GPU only when told',
+        '--learner_devices=GPU:0,GPU:1']),
     'misspelt learner flag': ('train_atari_vtrace.sh', SETTINGS + ['--max_env_frame=10'], [
         'unknown flag --max_env_frame', 'max_env_frames', 'num_splits']),
     'flag seed-job sets': ('train_toy_vtrace.sh', SETTINGS + ['--logdir=gs://b/x'], [

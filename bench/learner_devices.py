@@ -40,13 +40,23 @@ with strategy.scope():
   agent = agent_class(env_spec=spec)
   agent.warm_up([1])
 rng = np.random.default_rng(0)
-rows, length = agent.batch_unrolls, agent.unroll_length + 1
+# Several seeds in one agent (SR-SAC) train on every seed's rows, seed by seed.
+rows, length = agent.num_seeds * agent.batch_unrolls, agent.unroll_length + 1
 shape = (rows, length)
-observation = rng.integers(0, 255, shape + spec.observation_shape).astype(spec.observation_dtype)
+if spec.observation_dtype == 'uint8':
+  observation = rng.integers(0, 255, shape + spec.observation_shape).astype(np.uint8)
+else:
+  observation = rng.normal(size=shape + spec.observation_shape).astype(spec.observation_dtype)
+if spec.is_discrete:
+  action = rng.integers(0, spec.num_actions, shape).astype(np.int32)
+  output_shape = (spec.num_actions,)
+else:
+  action = rng.uniform(spec.action_low, spec.action_high,
+                       shape + spec.action_shape).astype(np.float32)
+  output_shape = spec.action_shape
 steps = types.Steps(observation, rng.normal(size=shape).astype(np.float32),
-                    rng.random(shape) < 0.01, np.zeros(shape, bool),
-                    rng.integers(0, spec.num_actions, shape).astype(np.int32),
-                    policy_outputs={name: rng.normal(size=shape + (spec.num_actions,)).astype(np.float32)
+                    rng.random(shape) < 0.01, np.zeros(shape, bool), action,
+                    policy_outputs={name: rng.normal(size=shape + output_shape).astype(np.float32)
                                     for name in agent.trained_outputs})
 core_state = tuple(np.asarray(x) for x in agent.initial_core_state(rows))
 sample = types.Sample(np.arange(rows), types.Unroll(steps, core_state, np.arange(rows)),

@@ -1,6 +1,6 @@
 """Random inputs for the agent tests: observations of a spec, acting parameters, one
-inference call, and samples of unrolls with behaviour logits (V-trace, ACER) and of
-replayed sequences (R2D2)."""
+inference call, and samples of unrolls with behaviour logits (V-trace, ACER), of
+replayed sequences (R2D2) and of replayed n-step transitions (SAC, DDPG)."""
 import numpy as np
 
 from seed import types
@@ -78,3 +78,21 @@ def random_sequence_sample(agent, spec, rng, done_probability=0.2):
       ids=np.arange(rows, dtype=np.int64),
       data=types.Unroll(steps, core_state, env_id=np.arange(rows, dtype=np.int64)),
       weights=rng.uniform(0.2, 1.0, rows).astype(np.float32))
+
+
+def random_transition_sample(agent, spec, rng, done_probability=0.2):
+  """A [num_seeds * batch_transitions, n_steps + 1] Sample of a continuous-action spec,
+  seed by seed, as the replay hands it to SAC and DDPG."""
+  rows = agent.num_seeds * agent.batch_transitions
+  shape = (rows, agent.unroll_length + 1)
+  low, high = np.asarray(spec.action_low), np.asarray(spec.action_high)
+  steps = types.Steps(
+      observation=random_observations(spec, shape, rng),
+      reward=rng.normal(0.0, 2.0, shape).astype(np.float32),
+      terminated=rng.random(shape) < done_probability,
+      truncated=rng.random(shape) < done_probability / 2,
+      action=rng.uniform(low, high, shape + spec.action_shape).astype(np.float32),
+      policy_outputs={})
+  return types.Sample(ids=np.arange(rows, dtype=np.int64),
+                      data=types.Unroll(steps, (), env_id=np.arange(rows, dtype=np.int64)),
+                      weights=np.ones(rows, np.float32))

@@ -124,7 +124,15 @@ def sample_tanh_gaussian(mean, log_std, seed=None, generator=None):
     ValueError: on bad shapes, or unless exactly one of seed and generator is given.
   """
   mean, log_std = _mean_and_log_std(mean, log_std)
-  pre_tanh = mean + tf.exp(log_std) * _standard_normal(tf.shape(mean), seed, generator)
+  return tanh_gaussian_from_noise(mean, log_std,
+                                  _standard_normal(tf.shape(mean), seed, generator))
+
+
+def tanh_gaussian_from_noise(mean, log_std, noise):
+  """`sample_tanh_gaussian`'s sample for standard-normal `noise` [..., A] drawn beforehand
+  (for a whole batch that is then split across devices, each taking its rows)."""
+  mean, log_std = _mean_and_log_std(mean, log_std)
+  pre_tanh = mean + tf.exp(log_std) * noise
   log_prob = _tanh_gaussian_log_prob_of_pre_tanh(pre_tanh, mean, log_std)
   return TanhGaussianSample(action=tf.tanh(pre_tanh), pre_tanh=pre_tanh, log_prob=log_prob)
 

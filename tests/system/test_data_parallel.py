@@ -31,6 +31,11 @@ CONFIGS = {
     'r2d2, lstm, burn-in': ('r2d2', dict(
         torso='mlp', mlp_hidden_sizes=(16,), lstm_size=8, head_hidden_size=16,
         burn_in_steps=2, trained_steps=4, batch_sequences=8, target_update_period=2)),
+    # Two seeds in one agent, 2 updates of 8 transitions a step, 3-step targets (some cut
+    # by a time limit: the critic's masked mean), noise drawn for the whole minibatch.
+    'sac, 2 seeds, 2 updates a step': ('sac', dict(
+        hidden_sizes=(16, 16), n_steps=3, minibatch_transitions=8, updates_per_step=2,
+        num_seeds=2)),
 }
 
 _CHILD = r'''
@@ -41,43 +46,63 @@ cpu = tf.config.list_physical_devices('CPU')[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 4)
 names = [d.name for d in tf.config.list_logical_devices('CPU')]
 from seed.agents.r2d2 import agent as r2d2, config as r2d2_config
+from seed.agents.sac import agent as sac, config as sac_config
 from seed.agents.vtrace import agent as agent_lib, config as config_lib
 from seed.envs import spec as spec_lib
-from tests.agent_inputs import random_logits_sample, random_sequence_sample
-spec = spec_lib.EnvSpec((10, 5), 'float32', num_actions=3)
-AGENTS = {'vtrace': (agent_lib.VTraceAgent, config_lib.VTraceConfig, random_logits_sample),
-          'r2d2': (r2d2.R2D2Agent, r2d2_config.R2D2Config, random_sequence_sample)}
+from tests.agent_inputs import (random_logits_sample, random_sequence_sample,
+                                random_transition_sample)
+SPECS = {'discrete': spec_lib.EnvSpec((10, 5), 'float32', num_actions=3),
+         'box': spec_lib.EnvSpec((3,), 'float32', action_shape=(1,), action_dtype='float32',
+                                 action_low=(-2.0,), action_high=(2.0,))}
+AGENTS = {'vtrace': (agent_lib.VTraceAgent, config_lib.VTraceConfig, random_logits_sample,
+                     'discrete', lambda agent: agent.network.trainable_variables),
+          'r2d2': (r2d2.R2D2Agent, r2d2_config.R2D2Config, random_sequence_sample,
+                   'discrete', lambda agent: agent.network.trainable_variables),
+          'sac': (sac.SACAgent, sac_config.SACConfig, random_transition_sample, 'box',
+                  lambda agent: [v for network in (agent.actor, agent.critic1, agent.critic2,
+                                                   agent.target_critic1, agent.temperature)
+                                 for v in network.trainable_variables])}
 results = {}
 devices = int(sys.argv[2])
 strategy = (tf.distribute.MirroredStrategy(names[:devices]) if devices > 1
             else tf.distribute.get_strategy())
 for config, (name, fields) in json.loads(sys.argv[1]).items():
-  agent_class, config_class, sample = AGENTS[name]
+  agent_class, config_class, sample, spec_name, trained_variables = AGENTS[name]
+  spec = SPECS[spec_name]
   with strategy.scope():
     agent = agent_class(spec, config_class(**fields))
     agent.warm_up([1])
   rng = np.random.default_rng(0)
+  # Evaluation acting (greedy, SAC's mode): the same inputs give the same outputs.
   observation = rng.normal(size=(4,) + spec.observation_shape).astype(np.float32)
-  inputs = (observation,) + agent._example_inputs(4)[1:]
-  before = agent.batched_policy(4)(*inputs)[1]
+  _, reward, done, core_state, acting = agent._example_inputs(4)
+  inputs = (observation, reward, done, core_state, acting._replace(evaluation=np.ones(4, bool)))
+
+  def inferred(device=None):  # the action and the policy outputs, as tensors
+    action, outputs, _ = agent.batched_policy(4, device)(*inputs)
+    return [action] + [outputs[name] for name in sorted(outputs)]
+
+  def largest_difference(a, b):
+    return max(float(np.max(np.abs(np.asarray(x, np.float64) - np.asarray(y, np.float64))))
+               for x, y in zip(a, b))
+
+  before = inferred()
   logs = [agent.train_step(sample(agent, spec, rng)).logs for _ in range(3)]
-  weights = [v.numpy().tolist() for v in agent.network.trainable_variables]
+  weights = [v.numpy().tolist() for v in trained_variables(agent)]
   results[f'{config}/{devices}'] = {'logs': logs, 'weights': weights}
   # Inference on each device (--inference_devices): there, and with the trained weights.
-  default = agent.batched_policy(4)(*inputs)[1]
+  default = inferred()
   lanes = {}
   for device in names[:devices]:
-    outputs = agent.batched_policy(4, device)(*inputs)[1]
-    lanes[device] = {
-        'placed': [value.device for value in outputs.values()],
-        'diff_to_default': max(float(np.max(np.abs(outputs[k].numpy() - default[k].numpy())))
-                               for k in default),
-        'diff_to_untrained': max(float(np.max(np.abs(outputs[k].numpy() - before[k].numpy())))
-                                 for k in default)}
+    outputs = inferred(device)
+    lanes[device] = {'placed': [value.device for value in outputs],
+                     'diff_to_default': largest_difference(outputs, default),
+                     'diff_to_untrained': largest_difference(outputs, before)}
   results[f'{config}/{devices}/inference'] = lanes
 try:  # Statistics across the batch are not a mean of per-device shards.
   with strategy.scope():
-    agent_lib.VTraceAgent(spec, config_lib.VTraceConfig(value_normalization='popart'))
+    agent_lib.VTraceAgent(SPECS['discrete'],
+                          config_lib.VTraceConfig(value_normalization='popart'))
   results[f'popart/{devices}'] = 'built'
 except ValueError as e:
   results[f'popart/{devices}'] = str(e)

@@ -63,6 +63,7 @@ class Transitions:
   def __init__(self, steps: types.Steps, bounds: continuous.ActionBounds,
                observation_size: int):
     """From steps [N, B, n + 1, ...] (tensors); policy outputs are not read."""
+    self.steps = steps  # What a device's shard is cut from (seed.agents.common.data_parallel).
     observations = tf.cast(steps.observation, tf.float32)
     num_seeds, size, num_steps = observations.shape[:3]
     observations = tf.reshape(observations, [num_seeds, size, num_steps, observation_size])
@@ -103,6 +104,15 @@ def masked_mean(values, mask):
   seed where none is); values and mask [N, B]."""
   per_seed = tf.reduce_sum(values * mask, -1) / tf.maximum(tf.reduce_sum(mask, -1), 1.0)
   return tf.reduce_mean(per_seed)
+
+
+def masked_mean_of_shard(values, mask, batch_mask_counts, num_shards: int):
+  """A device's share of `masked_mean` over the whole batch, as a mean over its shard:
+  values and mask [N, b] are one of `num_shards` equal shards of a batch whose seeds have
+  `batch_mask_counts` [N] ones in the mask, so the mean of the shards' results is the
+  batch's `masked_mean` (a shard's own count would weigh its items apart)."""
+  per_seed = tf.reduce_sum(values * mask, -1) / tf.maximum(batch_mask_counts, 1.0)
+  return float(num_shards) * tf.reduce_mean(per_seed)
 
 
 class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):

@@ -12,6 +12,7 @@ from typing import Dict, Optional, Sequence
 import keras
 import tensorflow as tf
 
+from seed.agents.common import data_parallel
 from seed.agents.common import mlp
 from seed.agents.common import offpolicy
 from seed.agents.common import seed_axis
@@ -26,6 +27,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
   """SAC; every hyperparameter is in `config` (a SACConfig, which gin binds)."""
 
   config_class = config_lib.SACConfig
+  several_devices_refusal = ''  # data_parallel: each device trains on its share of transitions
   log_names = ('critic_loss', 'actor_loss', 'temperature_loss', 'alpha', 'entropy', 'mean_q',
                'valid_fraction')
 
@@ -41,6 +43,8 @@ class SACAgent(offpolicy.OffPolicyAgent):
     """
     config = config if config is not None else config_lib.SACConfig()
     super().__init__(env_spec, config)
+    # The strategy the agent is built under (the learner's --learner_devices).
+    self._strategy = tf.distribute.get_strategy()
     self._target_entropy = (-config.target_entropy_scale * float(self._bounds.size)
                             if config.target_entropy is None else float(config.target_entropy))
     self._install_networks()  # actor, critic1, critic2, their targets, temperature.
@@ -88,43 +92,72 @@ class SACAgent(offpolicy.OffPolicyAgent):
 
   def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
     # Losses are means over the seeds; N times that is their sum, which gives each seed
-    # its own gradient (seed.agents.common.offpolicy).
+    # its own gradient (seed.agents.common.offpolicy). The critic and the actor train
+    # data-parallel over the learner's devices (data_parallel: one device unless
+    # --learner_devices names more); the temperature, a number per seed, where it lives.
     num_seeds = float(self._num_seeds)
+    replicas = data_parallel.num_replicas(self._strategy)
     alpha = self.temperature.alpha()[:, tf.newaxis]  # [N, 1] against [N, B].
-    next_x = transitions.last_observation
-    next_sample = distributions.sample_tanh_gaussian(*self.actor(next_x),
-                                                     generator=self._train_noise)
-    next_values = sac_lib.soft_state_value(self.target_critic1(next_x, next_sample.action),
-                                           self.target_critic2(next_x, next_sample.action),
-                                           next_sample.log_prob, alpha)
-    targets, valid = transitions.targets(next_values, self.config.discount)
+    x, action, next_x = transitions.observation, transitions.action, transitions.last_observation
+    # Both draws for the whole minibatch, in the order one device always drew them, so
+    # that each device's rows get the numbers one device would give them.
+    noise_shape = tf.concat([tf.shape(action)[:2], [self._bounds.size]], axis=0)
+    next_noise = self._train_noise.normal(noise_shape)
+    noise = self._train_noise.normal(noise_shape)
+    # Which targets are valid (their windows end before a time limit) does not depend on
+    # the values: counted over the whole minibatch, each shard's loss weighs its items
+    # as the whole batch's masked mean does.
+    _, valid = transitions.targets(tf.zeros(tf.shape(action)[:2]), self.config.discount)
+    valid_counts = tf.reduce_sum(valid, -1)
 
-    x, action = transitions.observation, transitions.action
+    def critic_loss_fn(shard):
+      steps, shard_next_noise = shard
+      part = offpolicy.Transitions(steps, self._bounds, self._observation_size)
+      next_sample = distributions.tanh_gaussian_from_noise(*self.actor(part.last_observation),
+                                                           shard_next_noise)
+      next_values = sac_lib.soft_state_value(
+          self.target_critic1(part.last_observation, next_sample.action),
+          self.target_critic2(part.last_observation, next_sample.action),
+          next_sample.log_prob, alpha)
+      targets, shard_valid = part.targets(next_values, self.config.discount)
+      q1 = self.critic1(part.observation, part.action)
+      q2 = self.critic2(part.observation, part.action)
+      critic_loss = (
+          offpolicy.masked_mean_of_shard(tf.square(q1 - targets), shard_valid, valid_counts,
+                                         replicas) +
+          offpolicy.masked_mean_of_shard(tf.square(q2 - targets), shard_valid, valid_counts,
+                                         replicas))
+      return num_seeds * critic_loss, dict(critic_loss=critic_loss,
+                                           mean_q=tf.reduce_mean(q1)), ()
+
     critic_variables = self._critic_variables()
-    with tf.GradientTape() as tape:
-      q1 = self.critic1(x, action)
-      q2 = self.critic2(x, action)
-      critic_loss = (offpolicy.masked_mean(tf.square(q1 - targets), valid) +
-                     offpolicy.masked_mean(tf.square(q2 - targets), valid))
-      summed_loss = num_seeds * critic_loss
+    steps_axes = tf.nest.map_structure(lambda _: 1, transitions.steps)
+    _, gradients, critic_logs, _ = data_parallel.gradients(
+        self._strategy, critic_loss_fn, critic_variables, (transitions.steps, next_noise),
+        (steps_axes, 1), ())
     critic_applied, _ = tf_agent.apply_if_finite(
-        self.critic_optimizer, tape.gradient(summed_loss, critic_variables),
-        critic_variables, critic_loss, inputs=(x, action, next_x))
+        self.critic_optimizer, gradients, critic_variables, critic_logs['critic_loss'],
+        inputs=(x, action, next_x))
+
+    def actor_loss_fn(shard):
+      shard_x, shard_noise = shard
+      sample = distributions.tanh_gaussian_from_noise(*self.actor(shard_x), shard_noise)
+      actor_loss = sac_lib.sac_policy_loss(sample.log_prob,
+                                           self.critic1(shard_x, sample.action),
+                                           self.critic2(shard_x, sample.action), alpha)
+      return num_seeds * actor_loss, dict(actor_loss=actor_loss), sample.log_prob
 
     actor_variables = self.actor.trainable_variables
-    with tf.GradientTape() as tape:
-      sample = distributions.sample_tanh_gaussian(*self.actor(x), generator=self._train_noise)
-      actor_loss = sac_lib.sac_policy_loss(sample.log_prob, self.critic1(x, sample.action),
-                                           self.critic2(x, sample.action), alpha)
-      summed_loss = num_seeds * actor_loss
+    _, gradients, actor_logs, log_prob = data_parallel.gradients(
+        self._strategy, actor_loss_fn, actor_variables, (x, noise), (1, 1), 1)
     actor_applied, _ = tf_agent.apply_if_finite(
-        self.actor_optimizer, tape.gradient(summed_loss, actor_variables),
-        actor_variables, actor_loss, inputs=(x,))
+        self.actor_optimizer, gradients, actor_variables, actor_logs['actor_loss'],
+        inputs=(x,))
 
     temperature_variables = self.temperature.trainable_variables
     with tf.GradientTape() as tape:
       temperature_loss = sac_lib.temperature_loss(
-          self.temperature.log_alpha[:, tf.newaxis], sample.log_prob, self._target_entropy)
+          self.temperature.log_alpha[:, tf.newaxis], log_prob, self._target_entropy)
       summed_loss = num_seeds * temperature_loss
     temperature_applied, _ = tf_agent.apply_if_finite(
         self.temperature_optimizer, tape.gradient(summed_loss, temperature_variables),
@@ -136,8 +169,8 @@ class SACAgent(offpolicy.OffPolicyAgent):
                                           self.config.tau),
             lambda: None)
     applied = tf.stack([critic_applied, actor_applied, temperature_applied])
-    return dict(critic_loss=critic_loss, actor_loss=actor_loss,
+    return dict(critic_loss=critic_logs['critic_loss'], actor_loss=actor_logs['actor_loss'],
                 temperature_loss=temperature_loss, alpha=tf.reduce_mean(alpha),
-                entropy=-tf.reduce_mean(sample.log_prob), mean_q=tf.reduce_mean(q1),
+                entropy=-tf.reduce_mean(log_prob), mean_q=critic_logs['mean_q'],
                 valid_fraction=tf.reduce_mean(valid),
                 skipped_updates=tf.reduce_sum(1.0 - tf.cast(applied, tf.float32)))

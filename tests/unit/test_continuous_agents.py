@@ -398,3 +398,20 @@ def test_ppo_train_step_rejects_a_sample_without_its_policy_outputs():
       steps=sample.data.steps._replace(policy_outputs=outputs)))
   with pytest.raises(ValueError, match=re.escape("sample lacks the policy outputs ['log_prob']")):
     agent.train_step(sample)
+
+
+def test_the_shards_masked_means_average_to_the_batchs():
+  # Two seeds, a batch of 4 split into 2 shards whose valid counts differ (3 and 1 for
+  # seed 0): each shard divides by the whole batch's count, so their mean is the
+  # batch's masked mean; by hand, seed 0: (1 + 2 + 4) / 3, seed 1: (6 + 8) / 2.
+  values = np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]], np.float32)
+  mask = np.array([[1, 1, 0, 1], [0, 1, 0, 1]], np.float32)
+  whole = offpolicy.masked_mean(values, mask)
+  assert float(whole) == pytest.approx(((1 + 2 + 4) / 3 + (6 + 8) / 2) / 2)
+  counts = mask.sum(-1)
+  shards = [offpolicy.masked_mean_of_shard(values[:, k:k + 2], mask[:, k:k + 2], counts, 2)
+            for k in (0, 2)]
+  assert float(sum(shards)) / 2 == pytest.approx(float(whole))
+  # A shard's own count would weigh its items apart: not the batch's mean.
+  own = [offpolicy.masked_mean(values[:, k:k + 2], mask[:, k:k + 2]) for k in (0, 2)]
+  assert float(sum(own)) / 2 != pytest.approx(float(whole))

@@ -133,6 +133,22 @@ def test_sample_tanh_gaussian():
   assert not np.array_equal(first, second)
 
 
+def test_a_sample_from_given_noise_is_the_generators_sample():
+  # What SAC's data-parallel update relies on: noise drawn first, then used, gives the
+  # sample the generator would have given.
+  mean = tf.constant([[0.3, -1.2], [2.0, 0.1]])
+  log_std = tf.constant([[-0.5, 0.2], [0.0, -2.0]])
+  drawn = dist.sample_tanh_gaussian(mean, log_std, generator=tf.random.Generator.from_seed(5))
+  noise = tf.random.Generator.from_seed(5).normal(tf.shape(mean))
+  given = dist.tanh_gaussian_from_noise(mean, log_std, noise)
+  for a, b in zip(drawn, given):
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+  # By hand: a = tanh(mean + std * eps).
+  np.testing.assert_allclose(given.action.numpy(),
+                             np.tanh(mean.numpy() + np.exp(log_std.numpy()) * noise.numpy()),
+                             rtol=1e-6)
+
+
 def test_sample_is_reparameterised():
   mean = tf.Variable([[0.2, -0.3]])
   log_std = tf.Variable([-0.5, 0.1])

@@ -215,8 +215,9 @@ def _check_learner_devices(learner_devices: str, gpus: int) -> None:
   if gpus > 1 and not named:
     every = ','.join(f'GPU:{index}' for index in range(gpus))
     raise BadInput(f'--learner_accelerator_count={gpus}: the learner uses more than one GPU '
-                   f'only when told, with --learner_devices={every} (V-trace, R2D2 and SAC train '
-                   'on several devices); or ask for --learner_accelerator_count=1')
+                   f'only when told, with --learner_devices={every} (V-trace, R2D2, SAC '
+                   'and DDPG train on several devices); or ask for '
+                   '--learner_accelerator_count=1')
 
 
 def _check_tensorboard(args: argparse.Namespace, region: str) -> None:

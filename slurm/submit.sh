@@ -127,7 +127,7 @@ for device in ${LEARNER_DEVICES//,/ }; do
 done
 if (( LEARNER_GPUS > 1 && NAMED_GPUS == 0 )); then
   every="$(seq -s, -f 'GPU:%g' 0 $((LEARNER_GPUS - 1)))"
-  die "--learner_gpus=$LEARNER_GPUS: the learner uses more than one GPU only when told, with --learner_devices=$every (V-trace, R2D2 and SAC train on several devices); or ask for --learner_gpus=1"
+  die "--learner_gpus=$LEARNER_GPUS: the learner uses more than one GPU only when told, with --learner_devices=$every (V-trace, R2D2, SAC and DDPG train on several devices); or ask for --learner_gpus=1"
 fi
 if [ "$HET" = 0 ] && (( NODES > 1 )) && { (( LEARNER_CPUS != ACTOR_CPUS )) || (( LEARNER_GPUS > 0 )); }; then
   # One allocation asks the same of every node: each would reserve the learner's share.

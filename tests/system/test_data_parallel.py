@@ -36,6 +36,8 @@ CONFIGS = {
     'sac, 2 seeds, 2 updates a step': ('sac', dict(
         hidden_sizes=(16, 16), n_steps=3, minibatch_transitions=8, updates_per_step=2,
         num_seeds=2)),
+    'ddpg, 2 updates a step': ('ddpg', dict(
+        hidden_sizes=(16, 16), n_steps=2, minibatch_transitions=8, updates_per_step=2)),
 }
 
 _CHILD = r'''
@@ -46,6 +48,7 @@ cpu = tf.config.list_physical_devices('CPU')[0]
 tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 4)
 names = [d.name for d in tf.config.list_logical_devices('CPU')]
 from seed.agents.r2d2 import agent as r2d2, config as r2d2_config
+from seed.agents.ddpg import agent as ddpg, config as ddpg_config
 from seed.agents.sac import agent as sac, config as sac_config
 from seed.agents.vtrace import agent as agent_lib, config as config_lib
 from seed.envs import spec as spec_lib
@@ -61,7 +64,11 @@ AGENTS = {'vtrace': (agent_lib.VTraceAgent, config_lib.VTraceConfig, random_logi
           'sac': (sac.SACAgent, sac_config.SACConfig, random_transition_sample, 'box',
                   lambda agent: [v for network in (agent.actor, agent.critic1, agent.critic2,
                                                    agent.target_critic1, agent.temperature)
-                                 for v in network.trainable_variables])}
+                                 for v in network.trainable_variables]),
+          'ddpg': (ddpg.DDPGAgent, ddpg_config.DDPGConfig, random_transition_sample, 'box',
+                   lambda agent: [v for network in (agent.actor, agent.critic,
+                                                    agent.target_actor, agent.target_critic)
+                                  for v in network.trainable_variables])}
 results = {}
 devices = int(sys.argv[2])
 strategy = (tf.distribute.MirroredStrategy(names[:devices]) if devices > 1

@@ -10,6 +10,7 @@ from typing import Dict, Optional, Sequence
 import keras
 import tensorflow as tf
 
+from seed.agents.common import data_parallel
 from seed.agents.common import mlp
 from seed.agents.common import offpolicy
 from seed.agents.common import seed_axis
@@ -23,6 +24,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
   """DDPG; every hyperparameter is in `config` (a DDPGConfig, which gin binds)."""
 
   config_class = config_lib.DDPGConfig
+  several_devices_refusal = ''  # data_parallel: each device trains on its share of transitions
   log_names = ('critic_loss', 'actor_loss', 'mean_q', 'valid_fraction')
 
   def __init__(self, env_spec, config: Optional[config_lib.DDPGConfig] = None):
@@ -37,6 +39,8 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     """
     config = config if config is not None else config_lib.DDPGConfig()
     super().__init__(env_spec, config)
+    # The strategy the agent is built under (the learner's --learner_devices).
+    self._strategy = tf.distribute.get_strategy()
     self._install_networks()  # actor, critic and their targets.
     self.actor_optimizer = keras.optimizers.Adam(config.actor_learning_rate)
     self.critic_optimizer = keras.optimizers.Adam(config.critic_learning_rate)
@@ -77,29 +81,45 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
 
   def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
     # Losses are means over the seeds; N times that is their sum, which gives each seed
-    # its own gradient (seed.agents.common.offpolicy).
+    # its own gradient (seed.agents.common.offpolicy). Critic and actor train
+    # data-parallel over the learner's devices (data_parallel; one unless told).
     num_seeds = float(self._num_seeds)
-    next_x = transitions.last_observation
-    next_values = self.target_critic(next_x, self.target_actor(next_x))
-    targets, valid = transitions.targets(next_values, self.config.discount)
+    replicas = data_parallel.num_replicas(self._strategy)
+    x, action, next_x = transitions.observation, transitions.action, transitions.last_observation
+    # Valid targets counted over the whole minibatch (see SACAgent._update).
+    _, valid = transitions.targets(tf.zeros(tf.shape(action)[:2]), self.config.discount)
+    valid_counts = tf.reduce_sum(valid, -1)
 
-    x, action = transitions.observation, transitions.action
+    def critic_loss_fn(steps):
+      part = offpolicy.Transitions(steps, self._bounds, self._observation_size)
+      next_values = self.target_critic(part.last_observation,
+                                       self.target_actor(part.last_observation))
+      targets, shard_valid = part.targets(next_values, self.config.discount)
+      q = self.critic(part.observation, part.action)
+      critic_loss = offpolicy.masked_mean_of_shard(tf.square(q - targets), shard_valid,
+                                                   valid_counts, replicas)
+      return num_seeds * critic_loss, dict(critic_loss=critic_loss,
+                                           mean_q=tf.reduce_mean(q)), ()
+
     critic_variables = self.critic.trainable_variables
-    with tf.GradientTape() as tape:
-      q = self.critic(x, action)
-      critic_loss = offpolicy.masked_mean(tf.square(q - targets), valid)
-      summed_loss = num_seeds * critic_loss
+    _, gradients, critic_logs, _ = data_parallel.gradients(
+        self._strategy, critic_loss_fn, critic_variables, transitions.steps,
+        tf.nest.map_structure(lambda _: 1, transitions.steps), ())
+    critic_loss = critic_logs['critic_loss']
     critic_applied, _ = tf_agent.apply_if_finite(
-        self.critic_optimizer, tape.gradient(summed_loss, critic_variables), critic_variables,
-        critic_loss, inputs=(x, action, next_x))
+        self.critic_optimizer, gradients, critic_variables, critic_loss,
+        inputs=(x, action, next_x))
+
+    def actor_loss_fn(shard_x):
+      actor_loss = -tf.reduce_mean(self.critic(shard_x, self.actor(shard_x)))
+      return num_seeds * actor_loss, dict(actor_loss=actor_loss), ()
 
     actor_variables = self.actor.trainable_variables
-    with tf.GradientTape() as tape:
-      actor_loss = -tf.reduce_mean(self.critic(x, self.actor(x)))
-      summed_loss = num_seeds * actor_loss
+    _, gradients, actor_logs, _ = data_parallel.gradients(
+        self._strategy, actor_loss_fn, actor_variables, x, 1, ())
+    actor_loss = actor_logs['actor_loss']
     actor_applied, _ = tf_agent.apply_if_finite(
-        self.actor_optimizer, tape.gradient(summed_loss, actor_variables), actor_variables,
-        actor_loss, inputs=(x,))
+        self.actor_optimizer, gradients, actor_variables, actor_loss, inputs=(x,))
 
     # Each target stays with its network when that one's update was skipped, as if
     # it never came.
@@ -111,6 +131,6 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
                   online, target, self.config.tau),
               lambda: None)
     applied = tf.stack([critic_applied, actor_applied])
-    return dict(critic_loss=critic_loss, actor_loss=actor_loss, mean_q=tf.reduce_mean(q),
+    return dict(critic_loss=critic_loss, actor_loss=actor_loss, mean_q=critic_logs['mean_q'],
                 valid_fraction=tf.reduce_mean(valid),
                 skipped_updates=tf.reduce_sum(1.0 - tf.cast(applied, tf.float32)))

@@ -52,8 +52,7 @@ def strategy(text: str, agent_name: str, refusal: str) -> tf.distribute.Strategy
   if missing:
     raise ValueError(f'--learner_devices={text}: no {", ".join(missing)} here; this '
                      f'machine has {", ".join(available)}')
-  if len(set(wanted)) != len(wanted):
-    raise ValueError(f'--learner_devices={text} names a device twice')
+  _refuse_repeats('--learner_devices', text, wanted)
   if len(wanted) == 1:
     return tf.distribute.OneDeviceStrategy(wanted[0])
   if refusal:
@@ -82,6 +81,10 @@ def inference_devices(learner_text: str, inference_text: str) -> List[Optional[s
   if outside:
     raise ValueError(f'--inference_devices={inference_text}: {", ".join(outside)} is not '
                      f'among --learner_devices={learner_text}')
-  if len(set(wanted)) != len(wanted):
-    raise ValueError(f'--inference_devices={inference_text} names a device twice')
+  _refuse_repeats('--inference_devices', inference_text, wanted)
   return wanted
+
+
+def _refuse_repeats(flag: str, text: str, wanted: List[str]) -> None:
+  if len(set(wanted)) != len(wanted):
+    raise ValueError(f'{flag}={text} names a device twice')

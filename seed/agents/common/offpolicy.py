@@ -82,6 +82,19 @@ class Transitions:
     self.num_seeds = num_seeds
     self.size = size
 
+  @property
+  def steps_item_axes(self):
+    """The item axis (1, B) of every tensor of `steps`: how data_parallel shards them."""
+    return tf.nest.map_structure(lambda _: 1, self.steps)
+
+  def valid_counts(self, discount: float) -> Tuple[tf.Tensor, tf.Tensor]:
+    """Which targets are valid [N, B] float, and how many each seed has [N]: whether a
+    window ends before a time limit does not depend on the values, so the whole
+    minibatch's counts are known before its shards compute theirs
+    (`masked_mean_of_shard`)."""
+    _, valid = self.targets(tf.zeros([self.num_seeds, self.size]), discount)
+    return valid, tf.reduce_sum(valid, -1)
+
   def targets(self, last_values, discount: float) -> Tuple[tf.Tensor, tf.Tensor]:
     """n-step targets of x_0 [N, B] and their validity [N, B] float, from the values of
     x_n [N, B]."""
@@ -135,6 +148,7 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
 
   input_kind = types.InputKind.REPLAY
   log_names: Tuple[str, ...] = ()
+  several_devices_refusal = ''  # data_parallel: each device trains on its share of transitions
 
   def __init__(self, env_spec, config: OffPolicyConfig):
     """The replay side; raises ValueError for an env spec it cannot act in."""
@@ -150,6 +164,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     self._action_noise = seed_axis.SeedGenerators(self._member_seeds)
     self._train_noise = seed_axis.SeedGenerators([seed + 1 for seed in self._member_seeds])
     # Gradient updates so far; 0 means the policy has not learned yet (act uniformly).
+    # The strategy the agent is built under (the learner's --learner_devices).
+    self._strategy = tf.distribute.get_strategy()
     self._updates = tf.Variable(0, dtype=tf.int64, trainable=False, name='updates')
     self._resets = tf.Variable(0, dtype=tf.int64, trainable=False, name='resets')
     self._train_function = tf.function(self._train)

@@ -24,7 +24,6 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
   """DDPG; every hyperparameter is in `config` (a DDPGConfig, which gin binds)."""
 
   config_class = config_lib.DDPGConfig
-  several_devices_refusal = ''  # data_parallel: each device trains on its share of transitions
   log_names = ('critic_loss', 'actor_loss', 'mean_q', 'valid_fraction')
 
   def __init__(self, env_spec, config: Optional[config_lib.DDPGConfig] = None):
@@ -39,8 +38,6 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     """
     config = config if config is not None else config_lib.DDPGConfig()
     super().__init__(env_spec, config)
-    # The strategy the agent is built under (the learner's --learner_devices).
-    self._strategy = tf.distribute.get_strategy()
     self._install_networks()  # actor, critic and their targets.
     self.actor_optimizer = keras.optimizers.Adam(config.actor_learning_rate)
     self.critic_optimizer = keras.optimizers.Adam(config.critic_learning_rate)
@@ -86,9 +83,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     num_seeds = float(self._num_seeds)
     replicas = data_parallel.num_replicas(self._strategy)
     x, action, next_x = transitions.observation, transitions.action, transitions.last_observation
-    # Valid targets counted over the whole minibatch (see SACAgent._update).
-    _, valid = transitions.targets(tf.zeros(tf.shape(action)[:2]), self.config.discount)
-    valid_counts = tf.reduce_sum(valid, -1)
+    valid, valid_counts = transitions.valid_counts(self.config.discount)
 
     def critic_loss_fn(steps):
       part = offpolicy.Transitions(steps, self._bounds, self._observation_size)
@@ -104,7 +99,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     critic_variables = self.critic.trainable_variables
     _, gradients, critic_logs, _ = data_parallel.gradients(
         self._strategy, critic_loss_fn, critic_variables, transitions.steps,
-        tf.nest.map_structure(lambda _: 1, transitions.steps), ())
+        transitions.steps_item_axes, ())
     critic_loss = critic_logs['critic_loss']
     critic_applied, _ = tf_agent.apply_if_finite(
         self.critic_optimizer, gradients, critic_variables, critic_loss,

@@ -27,7 +27,6 @@ class SACAgent(offpolicy.OffPolicyAgent):
   """SAC; every hyperparameter is in `config` (a SACConfig, which gin binds)."""
 
   config_class = config_lib.SACConfig
-  several_devices_refusal = ''  # data_parallel: each device trains on its share of transitions
   log_names = ('critic_loss', 'actor_loss', 'temperature_loss', 'alpha', 'entropy', 'mean_q',
                'valid_fraction')
 
@@ -43,8 +42,6 @@ class SACAgent(offpolicy.OffPolicyAgent):
     """
     config = config if config is not None else config_lib.SACConfig()
     super().__init__(env_spec, config)
-    # The strategy the agent is built under (the learner's --learner_devices).
-    self._strategy = tf.distribute.get_strategy()
     self._target_entropy = (-config.target_entropy_scale * float(self._bounds.size)
                             if config.target_entropy is None else float(config.target_entropy))
     self._install_networks()  # actor, critic1, critic2, their targets, temperature.
@@ -104,11 +101,9 @@ class SACAgent(offpolicy.OffPolicyAgent):
     noise_shape = tf.concat([tf.shape(action)[:2], [self._bounds.size]], axis=0)
     next_noise = self._train_noise.normal(noise_shape)
     noise = self._train_noise.normal(noise_shape)
-    # Which targets are valid (their windows end before a time limit) does not depend on
-    # the values: counted over the whole minibatch, each shard's loss weighs its items
-    # as the whole batch's masked mean does.
-    _, valid = transitions.targets(tf.zeros(tf.shape(action)[:2]), self.config.discount)
-    valid_counts = tf.reduce_sum(valid, -1)
+    # Counted over the whole minibatch, each shard's loss weighs its items as the whole
+    # batch's masked mean does.
+    valid, valid_counts = transitions.valid_counts(self.config.discount)
 
     def critic_loss_fn(shard):
       steps, shard_next_noise = shard
@@ -131,10 +126,9 @@ class SACAgent(offpolicy.OffPolicyAgent):
                                            mean_q=tf.reduce_mean(q1)), ()
 
     critic_variables = self._critic_variables()
-    steps_axes = tf.nest.map_structure(lambda _: 1, transitions.steps)
     _, gradients, critic_logs, _ = data_parallel.gradients(
         self._strategy, critic_loss_fn, critic_variables, (transitions.steps, next_noise),
-        (steps_axes, 1), ())
+        (transitions.steps_item_axes, 1), ())
     critic_applied, _ = tf_agent.apply_if_finite(
         self.critic_optimizer, gradients, critic_variables, critic_logs['critic_loss'],
         inputs=(x, action, next_x))

@@ -355,7 +355,11 @@ def test_a_certificate_for_other_names_is_refused(k8s_dir):
 #     the same files (and items) stands in;
 #   - grpc probes are ignored (no healthcheck): the test asks the health port itself;
 #   - the learner Pod gets a target (SEED_TARGET_RETURN, ...), so it stops once Catch is
-#     solved; then its actors must exit 0 by themselves (the Jobs complete).
+#     solved; then its actors must exit 0 by themselves (the Jobs complete);
+#   - the learner Pod is played first and probed, the actors after: Catch is solved in
+#     under a minute, so with both at once a slow `kube play` could return after the
+#     learner had already finished and nothing was left to probe (CI at da8ba53 and
+#     42f1a8a). Actors that start later is what a cluster does anyway.
 KUBE_SUBNET = '198.18.3.0/24'  # test_containers.py has 198.18.2.0/24
 KUBE_NETWORK = 'seed-kube'
 
@@ -461,22 +465,24 @@ def test_cpu_overlay_trains_catch_under_podman_kube_play(k8s_dir, certs, tmp_pat
   pods = as_podman_pods(objects, secret_folders(tmp_path / 'secrets', certs), {
       'SEED_TARGET_RETURN': str(target), 'SEED_RETURN_WINDOW': str(window),
       'SEED_MAX_ENV_FRAMES': str(max_frames), 'SEED_PROGRESS_INTERVAL_S': '5'})
-  play = tmp_path / 'play.yaml'
-  play.write_text('\n---\n'.join(json.dumps(o) for o in pods))
-  actors = [p['metadata']['name'] for p in pods if p['metadata']['name'].startswith('seed-actor')]
+  config_maps = [o for o in pods if o['kind'] == 'ConfigMap']  # each play resolves its own
+  learner_play, actors_play = tmp_path / 'learner.yaml', tmp_path / 'actors.yaml'
+  learner_play.write_text('\n---\n'.join(
+      json.dumps(o) for o in pods if not o['metadata']['name'].startswith('seed-actor')))
+  actor_pods = [o for o in pods if o['metadata']['name'].startswith('seed-actor')]
+  actors_play.write_text('\n---\n'.join(json.dumps(o) for o in config_maps + actor_pods))
+  actors = [p['metadata']['name'] for p in actor_pods]
   assert actors == ['seed-actor-0', 'seed-actor-1']  # the overlay's replicas
   podman.network(KUBE_NETWORK, KUBE_SUBNET)
   try:
     started = time.monotonic()
-    podman.run(['kube', 'play', '--network', KUBE_NETWORK, str(play)], timeout=300)
+    podman.run(['kube', 'play', '--network', KUBE_NETWORK, str(learner_play)], timeout=300)
     learner_ip = eventually(lambda: podman.run(
-        ['exec', 'seed-actor-0-actor', 'getent', 'hosts', 'seed-learner']).stdout.split()[0])
+        ['exec', 'seed-learner-learner', 'getent', 'hosts', 'seed-learner']).stdout.split()[0])
     # What the kubelet's probes would ask, on the health port the manifests name.
     try:
       health = eventually(lambda: grpc_health(f'{learner_ip}:8687'), timeout_s=300)
     except Exception as e:  # pylint: disable=broad-except
-      # Once in CI (at da8ba53; it passed alone right after) nothing listened there for
-      # 300 s: say why, should it come back.
       containers = podman.run(['ps', '-a', '--format', '{{.Names}} {{.Status}}'],
                               check=False).stdout
       pytest.fail(f'no health service on {learner_ip}:8687 after 300 s ({type(e).__name__}); '
@@ -484,6 +490,7 @@ def test_cpu_overlay_trains_catch_under_podman_kube_play(k8s_dir, certs, tmp_pat
                   f'{podman.logs("seed-learner-learner", tail_chars=6000)}')
     assert health == 'SERVING'
     assert eventually(lambda: http_status(f'http://{learner_ip}:6006/')) == 200  # TensorBoard
+    podman.run(['kube', 'play', '--network', KUBE_NETWORK, str(actors_play)], timeout=300)
     exit_code = podman.wait('seed-learner-learner', timeout=1500)
     learner_s = time.monotonic() - started
     learner_log = podman.logs('seed-learner-learner')
@@ -497,7 +504,8 @@ def test_cpu_overlay_trains_catch_under_podman_kube_play(k8s_dir, certs, tmp_pat
     with open(os.path.join(run_dir, 'episodes.csv')) as f:
       episodes = [(int(r['env_frames']), float(r['episode_return'])) for r in csv.DictReader(f)]
   finally:
-    podman.run(['kube', 'down', str(play)], check=False, timeout=300)
+    for play in (actors_play, learner_play):
+      podman.run(['kube', 'down', str(play)], check=False, timeout=300)
     podman.run(['volume', 'rm', '-f', 'seed-run'], check=False)
     podman.run(['network', 'rm', '-f', KUBE_NETWORK], check=False)
     podman.run(['rmi', 'seed-learner:cpu', 'seed-actor:latest'], check=False)

@@ -54,6 +54,10 @@ setuptools.setup(
         # python -m seed.evaluate --video: MP4 through imageio's ffmpeg plugin, whose wheel
         # carries an ffmpeg binary (nothing to install beside it).
         'video': ['imageio>=2.31', 'imageio-ffmpeg>=0.5'],
+        # EnvConfig.backend = 'envpool': EnvPool's C++ Atari (seed/envs/envpool_atari.py). Its
+        # wheel brings every EnvPool family's assets (MuJoCo, ViZDoom, ...): about 290 MB
+        # to download, 750 MB installed, for Atari alone.
+        'envpool': ['envpool==1.2.5; platform_system=="Linux" and platform_machine=="x86_64"'],
         # pytest 9.2 breaks xdist's --dist=loadgroup (pytest-xdist#1386: groups silently ignored).
         'test': ['pytest>=8,<9.2', 'pytest-timeout', 'pytest-xdist>=3.5', 'grpcio-tools==1.85.1',
                  'psutil>=5.9'],  # the fault harness watches the learner's memory

@@ -6,9 +6,13 @@
   python -m bench.throughput --env atari --agent vtrace --actors 1,2,4,8 --envs 4 \
       --modes env_limit,inference          # the speedup table (collection only)
 
+  python -m bench.throughput --env atari --agent vtrace --actors 1 --envs 16 \
+      --gin_bindings "EnvConfig.backend = 'envpool'"   # actors on EnvPool
+
 For each (actors × envs per actor) it measures, one after the other on this machine:
   env limit   the same envs, same preprocessing, stepped with random actions in the same
-              number of processes: no network, no model (the raw ceiling);
+              number of processes, as an actor's batch (EnvConfig.backend): no network,
+              no model (the raw ceiling);
   ceiling     the compute-aware ceiling: the frames/s these cores reach if they did only
               the env steps and the model's inference at the batch the inference run
               formed, both measured here (env CPU per frame from the env-limit
@@ -47,24 +51,27 @@ from seed.inference.step_processor import padded_batch_sizes
 REPO = processes.REPO
 
 
-def _env_process(gin_file: str, num_envs: int, process_id: int, steps, cpu_s, stop) -> None:
-  """Steps `num_envs` envs with random actions until told to stop (the env limit);
-  adds its steps to `steps` and the CPU seconds they took to `cpu_s`."""
+def _env_process(gin_file: str, gin_bindings: List[str], num_envs: int, process_id: int, steps,
+                 cpu_s, stop) -> None:
+  """Steps `num_envs` envs as an actor's batch (its backend) with random actions until told
+  to stop (the env limit); adds its steps to `steps` and the CPU seconds they took, of all
+  its threads, to `cpu_s`."""
   sys.path.insert(0, REPO)
   from seed import config  # pylint: disable=g-import-not-at-top
   from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
-  config.parse_gin([gin_file], [], skip_unknown=True)
-  env_config = EnvConfig()
-  envs = [env_config.make(seed=1000 * process_id + i) for i in range(num_envs)]
-  for env in envs:
-    env.reset()
+  config.parse_gin([gin_file], gin_bindings, skip_unknown=True)
+  envs = EnvConfig().make_batch(1000 * process_id, num_envs)
+  spec, rng = envs.spec, np.random.default_rng(process_id)
+  envs.reset()
   local_steps = 0
   cpu_counted = time.process_time()
   while not stop.is_set():
-    for env in envs:
-      _, _, terminated, truncated, _ = env.step(env.action_space.sample())
-      if terminated or truncated:
-        env.reset()
+    if spec.is_discrete:
+      actions = rng.integers(spec.num_actions, size=num_envs, dtype=np.int32)
+    else:
+      actions = rng.uniform(spec.action_low, spec.action_high,
+                            size=(num_envs, *spec.action_shape)).astype(spec.action_dtype)
+    envs.step(actions)
     local_steps += num_envs
     if local_steps >= 64:  # Few shared-counter updates: they cost a lock each.
       now = time.process_time()
@@ -90,7 +97,8 @@ def measure_env_limit(gin_file: str, frames_per_step: int, num_processes: int, n
                       args) -> Dict[str, float]:
   ctx = mp.get_context('spawn')
   steps, cpu_s, stop = ctx.Value('q', 0), ctx.Value('d', 0.0, lock=False), ctx.Event()
-  processes = [ctx.Process(target=_env_process, args=(gin_file, num_envs, i, steps, cpu_s, stop))
+  processes = [ctx.Process(target=_env_process, args=(gin_file, args.gin_bindings, num_envs, i,
+                                                      steps, cpu_s, stop))
                for i in range(num_processes)]
   for p in processes:
     p.start()
@@ -150,6 +158,7 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
   with tempfile.TemporaryDirectory(prefix='seed-bench-') as logdir:
     learner = processes.start_learner(
         logdir, agent, [f'--gin_file={gin_file}', '--progress_interval_s=0.5',
+                        *(f'--gin_bindings={b}' for b in args.gin_bindings),
                         '--checkpoint_interval_s=1e9',
                         f'--inference_batch_size={args.inference_batch_size}',
                         '--train' if train else '--notrain'] + args.learner_flag)
@@ -159,7 +168,8 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
       for i in range(num_actors):
         actors.append(processes.start_actor(
             i, num_envs, port,
-            [f'--gin_file={gin_file}', f'--stats_file={logdir}/actor_{i}.json'] + args.actor_flag))
+            [f'--gin_file={gin_file}', f'--stats_file={logdir}/actor_{i}.json',
+             *(f'--gin_bindings={b}' for b in args.gin_bindings)] + args.actor_flag))
       progress = os.path.join(logdir, 'progress.csv')
       # Warm-up counts from the first frames, and when training from the first train
       # step: tracing the train step (seconds, more on a loaded machine) is not training.
@@ -229,6 +239,9 @@ def main(argv=None) -> int:
                       help='extra learner flag, repeatable')
   parser.add_argument('--actor_flag', action='append', default=[],
                       help='extra actor flag, repeatable (e.g. --actor_flag=--num_splits=2)')
+  parser.add_argument('--gin_bindings', action='append', default=[],
+                      help="gin binding for the env-limit processes, learner and actors, "
+                           "repeatable (e.g. \"EnvConfig.backend = 'envpool'\")")
   parser.add_argument('--peer_s', type=float, default=0,
                       help='also run Sample Factory APPO on Pong for this many seconds')
   parser.add_argument('--out', help='also write the table to this markdown file')
@@ -245,7 +258,8 @@ def main(argv=None) -> int:
 
   lines = [f'{args.env}/{args.agent}, {os.cpu_count()} CPUs; frames/s is the median of '
            f'{args.windows} × {args.window_s:g} s windows after {args.warmup_s:g} s warm-up; '
-           f'learner flags {args.learner_flag}, actor flags {args.actor_flag}; ceiling: the '
+           f'learner flags {args.learner_flag}, actor flags {args.actor_flag}, gin bindings '
+           f'{args.gin_bindings}; ceiling: the '
            'compute-aware ceiling (env steps + the model at the mean batch)', '',
            '| actors × envs | env limit | ceiling | inference | / limit | / ceiling | round trip '
            'p50 / p99 (ms) | mean batch | training | / limit | / ceiling | training learner '

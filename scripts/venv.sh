@@ -1,5 +1,5 @@
 # Sourced by run_local.sh and run_tests.sh: create or reuse .venv and install
-# seed into it (editable) with the learner, test, plots and video extras. Both scripts install
+# seed into it (editable) with the learner, test, plots, video and envpool extras. Both scripts install
 # the same set, so neither reinstalls over the other; it reinstalls only when
 # setup.py or the learner's extra changes.
 #
@@ -17,7 +17,7 @@ ensure_venv() {
     *) echo "seed: SEED_LEARNER_EXTRA='$learner_extra'; accepted: learner (CPU), learner-gpu" >&2
        return 2 ;;
   esac
-  local extras="$learner_extra,test,plots,video"
+  local extras="$learner_extra,test,plots,video,envpool"
   if [ ! -x "$venv/bin/python" ]; then
     echo "seed: creating $venv (first run: installing TensorFlow and friends takes a few minutes)"
     python3 -m venv "$venv"

@@ -5,7 +5,7 @@ import logging
 import random
 import time
 import uuid
-from typing import Callable, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import grpc
 from grpc import aio
@@ -13,6 +13,8 @@ import numpy as np
 
 from seed import protocol
 from seed import security
+from seed.envs import batch as batch_lib
+from seed.envs import EnvConfig
 from seed.envs.spec import EnvSpec
 from seed.proto import actor_learner_pb2 as pb
 from seed.proto import actor_learner_pb2_grpc as pb_grpc
@@ -51,35 +53,32 @@ class ConnectionMisconfigured(Exception):
 
 
 class Actor:
-  """Steps `envs` in lockstep with the learner's actions.
+  """Steps its env batches in lockstep with the learner's actions.
 
-  With `num_splits` > 1 the envs form that many groups, each with its own
-  stream: while one group waits for its actions the process steps another,
-  so env stepping overlaps the learner's inference instead of alternating
-  with it. Each (re)connection of a group uses a fresh run id, so the learner
-  drops whatever it held for it; its envs are reset too, so no episode
-  straddles two runs.
+  Each batch (a split of the actor's envs, `seed.envs.batch`) has its own stream:
+  with several, while one waits for its actions the process steps another, so env
+  stepping overlaps the learner's inference instead of alternating with it. Each
+  (re)connection of a split uses a fresh run id, so the learner drops whatever it held
+  for it; its envs are reset too, so no episode straddles two runs.
   """
 
-  def __init__(self, envs: Sequence, env_spec: EnvSpec, env_name: str, actor_id: int,
-               server_address: str, *, num_splits: int = 1, evaluation: bool = False,
-               max_steps: int = 0,
+  def __init__(self, batches: Sequence[batch_lib.EnvBatch], env_name: str, actor_id: int,
+               server_address: str, *, evaluation: bool = False, max_steps: int = 0,
                credentials: Optional[grpc.ChannelCredentials] = None,
                auth_token: Optional[str] = None, initial_backoff_s: float = 0.5,
                max_backoff_s: float = MAX_BACKOFF_S, max_message_bytes: int = 64 << 20):
-    envs = list(envs)
-    if not 1 <= num_splits <= len(envs):
-      raise ValueError(f'num_splits={num_splits} must be between 1 and the number of envs '
-                       f'({len(envs)})')
-    # Contiguous groups of (nearly) equal size.
-    bounds = np.linspace(0, len(envs), num_splits + 1).astype(int)
-    self._splits = [envs[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
-    self._num_envs = len(envs)
-    self._spec = env_spec
+    self._splits = list(batches)
+    if not self._splits:
+      raise ValueError('An actor needs at least one env batch.')
+    self._spec = self._splits[0].spec
+    if any(b.spec != self._spec for b in self._splits):
+      raise ValueError(f'The env batches of one actor must share a spec, got '
+                       f'{sorted({b.spec.describe() for b in self._splits})}')
+    self._num_envs = sum(b.num_envs for b in self._splits)
     self._env_name = env_name
     self._actor_id = actor_id
     self._address = server_address
-    self._max_env_steps = max_steps * len(envs)
+    self._max_env_steps = max_steps * self._num_envs
     self._evaluation = evaluation
     self._auth_token = auth_token
     self._initial_backoff_s = initial_backoff_s
@@ -109,7 +108,7 @@ class Actor:
     """Runs until stop(), max_steps, or a refusal (raised as LearnerRefused)."""
     await asyncio.gather(*(self._run_split(i, envs) for i, envs in enumerate(self._splits)))
 
-  async def _run_split(self, split_index: int, envs: List) -> None:
+  async def _run_split(self, split_index: int, envs: batch_lib.EnvBatch) -> None:
     backoff_s = self._initial_backoff_s
     while not self._done():
       try:
@@ -154,13 +153,13 @@ class Actor:
     return self._stop.is_set() or (self._max_env_steps > 0 and
                                    self.env_steps_done >= self._max_env_steps)
 
-  async def _session(self, split_index: int, envs: List) -> None:
+  async def _session(self, split_index: int, envs: batch_lib.EnvBatch) -> None:
     run_id = uuid.uuid4().hex
     metadata = security.authorization_metadata(self._auth_token) if self._auth_token else None
     async with self._channel() as channel:
       call = pb_grpc.LearnerStub(channel).Act(metadata=metadata)
       await call.write(protocol.make_hello(
-          self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=len(envs),
+          self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=envs.num_envs,
           env_name=self._env_name, split_index=split_index, evaluation=self._evaluation))
       welcome = await self._read(call)
       if welcome.WhichOneof('kind') == 'finished':
@@ -172,28 +171,21 @@ class Actor:
       self._welcomed.add(split_index)
       _log.info('actor %d split %d connected to learner %s (run %s)', self._actor_id,
                 split_index, welcome.welcome.learner_id[:8], run_id[:8])
-      num_envs = len(envs)
-      observations = [env.reset()[0] for env in envs]
-      rewards = np.zeros(num_envs, np.float32)
-      terminated = np.zeros(num_envs, bool)
-      truncated = np.zeros(num_envs, bool)
+      num_envs = envs.num_envs
+      step = batch_lib.BatchStep(envs.reset(), np.zeros(num_envs, np.float32),
+                                 np.zeros(num_envs, bool), np.zeros(num_envs, bool), 0)
       while not self._done():
         sent = time.perf_counter()
-        await call.write(protocol.make_step(np.stack(observations), rewards, terminated,
-                                            truncated))
+        await call.write(protocol.make_step(step.observations, step.rewards, step.terminated,
+                                            step.truncated))
         reply = await self._read(call)
         if reply.WhichOneof('kind') == 'finished':
           raise _RunFinished(reply.finished.reason)
         self.round_trip_ms.append(1000 * (time.perf_counter() - sent))
         actions = protocol.decode_tensor(reply.actions.actions, 'actions')
         protocol.check_actions(actions, self._spec, num_envs)
-        for i, env in enumerate(envs):
-          observation, reward, terminated[i], truncated[i], _ = env.step(to_env_action(actions[i]))
-          rewards[i] = reward
-          if terminated[i] or truncated[i]:
-            observation, _ = env.reset()
-            self.episodes_done += 1
-          observations[i] = observation
+        step = envs.step(actions)
+        self.episodes_done += step.episodes_ended
         self.env_steps_done += num_envs
       await call.done_writing()
 
@@ -212,15 +204,28 @@ class Actor:
     return message
 
 
-def to_env_action(action: np.ndarray):
-  """An action as gymnasium takes it: a Python int for a discrete one, the array otherwise."""
-  return int(action) if action.ndim == 0 else action
+def split_bounds(num_envs: int, num_splits: int) -> List[int]:
+  """Where each of num_splits contiguous, (nearly) equal groups of num_envs starts, and
+  the end: split i holds envs bounds[i] .. bounds[i + 1] - 1."""
+  if not 1 <= num_splits <= num_envs:
+    raise ValueError(f'num_splits={num_splits} must be between 1 and the number of envs '
+                     f'({num_envs})')
+  return [int(b) for b in np.linspace(0, num_envs, num_splits + 1).astype(int)]
 
 
-def make_envs(make_env: Callable[[int], object], num_envs: int, actor_id: int,
-              seed: int) -> List[object]:
-  """k envs with distinct seeds: seed + 1000·actor_id + i."""
-  return [make_env(seed + 1000 * actor_id + i) for i in range(num_envs)]
+def make_env_batches(env_config: EnvConfig, num_envs: int, num_splits: int, actor_id: int,
+                     seed: int) -> List[batch_lib.EnvBatch]:
+  """An actor's envs as num_splits batches, env i seeded seed + 1000·actor_id + i."""
+  first_seed = seed + 1000 * actor_id
+  bounds = split_bounds(num_envs, num_splits)
+  return [env_config.make_batch(first_seed + lo, hi - lo)
+          for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def split_envs(envs: Sequence, spec: EnvSpec, num_splits: int = 1) -> List[batch_lib.EnvList]:
+  """Envs already built (tests, benches) as num_splits batches."""
+  bounds = split_bounds(len(envs), num_splits)
+  return [batch_lib.EnvList(envs[lo:hi], spec) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def actor_stats(actor: Actor) -> dict:

@@ -14,8 +14,8 @@ import grpc
 
 from seed import config, security, settings
 from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerRefused, actor_stats,
-                               make_envs)
-from seed.envs import EnvConfig, env_spec
+                               make_env_batches)
+from seed.envs import EnvConfig
 
 _log = logging.getLogger(__name__)
 
@@ -39,16 +39,17 @@ def launch(flags: ActorFlags) -> int:
     auth_token = security.read_token(flags.auth_token_file)
     config.parse_gin(flags.gin_file, flags.gin_bindings, skip_unknown=True, env_name=flags.env)
     env_config = EnvConfig()
-    envs = make_envs(env_config.make, flags.num_envs, flags.actor_id, flags.seed)
+    batches = make_env_batches(env_config, flags.num_envs,
+                               min(flags.num_splits, flags.num_envs), flags.actor_id, flags.seed)
   except (ValueError, OSError, ImportError) as e:  # ImportError: an env's package.
     _log.error('actor %d: %s', flags.actor_id, e)
     return BAD_SETTINGS
   first_seed = flags.seed + 1000 * flags.actor_id
-  _log.info('actor %d: %d %s envs, seeds %d..%d', flags.actor_id, flags.num_envs,
-            env_config.name, first_seed, first_seed + flags.num_envs - 1)
-  actor = Actor(envs, env_spec(envs[0]), env_config.name, flags.actor_id, flags.server_address,
-                num_splits=min(flags.num_splits, flags.num_envs), evaluation=flags.eval,
-                max_steps=flags.max_steps, credentials=credentials, auth_token=auth_token)
+  _log.info('actor %d: %d %s envs (%s), seeds %d..%d', flags.actor_id, flags.num_envs,
+            env_config.name, env_config.backend, first_seed, first_seed + flags.num_envs - 1)
+  actor = Actor(batches, env_config.name, flags.actor_id, flags.server_address,
+                evaluation=flags.eval, max_steps=flags.max_steps, credentials=credentials,
+                auth_token=auth_token)
   try:
     asyncio.run(_run(actor, flags.heartbeat_file))
   except LearnerRefused as e:
@@ -59,6 +60,9 @@ def launch(flags: ActorFlags) -> int:
   except ConnectionMisconfigured as e:
     _log.error('actor %d: cannot connect: %s', flags.actor_id, e)
     return BAD_SETTINGS
+  finally:
+    for envs in batches:  # EnvPool's threads, emulators' windows
+      envs.close()
   stats = actor_stats(actor)
   _log.info('actor %d stopped after %d steps, %d episodes; round trip p50 %.2f ms, '
             'p99 %.2f ms', flags.actor_id, stats['steps'], stats['episodes'],

@@ -79,6 +79,21 @@ def _check_number(name, value, low, high=None, integer=True, allow_none=False):
     raise ValueError(f'Atari option {name} must be {accepted}, got {value!r}.')
 
 
+def check_options(*, sticky_action_probability, noop_max, frame_stack, full_action_space,
+                  max_episode_frames, terminal_on_life_loss) -> None:
+  """Raises a ValueError naming the first Atari option out of range (both backends')."""
+  _check_number('sticky_action_probability', sticky_action_probability, 0, 1,
+                integer=False)
+  _check_number('noop_max', noop_max, 0)
+  _check_number('frame_stack', frame_stack, 1)
+  _check_number('max_episode_frames', max_episode_frames, 1, allow_none=True)
+  for name, flag in (('full_action_space', full_action_space),
+                     ('terminal_on_life_loss', terminal_on_life_loss)):
+    if not isinstance(flag, bool):
+      raise ValueError(f'Atari option {name} must be True or False, '
+                       f'got {flag!r}.')
+
+
 def make_atari(game: str,
                seed: int,
                sticky_action_probability: float = 0.0,
@@ -114,16 +129,10 @@ def make_atari(game: str,
   canonical = resolve_game(game)
   if canonical is None:
     raise ValueError(unknown_game_message(game))
-  _check_number('sticky_action_probability', sticky_action_probability, 0, 1,
-                integer=False)
-  _check_number('noop_max', noop_max, 0)
-  _check_number('frame_stack', frame_stack, 1)
-  _check_number('max_episode_frames', max_episode_frames, 1, allow_none=True)
-  for name, flag in (('full_action_space', full_action_space),
-                     ('terminal_on_life_loss', terminal_on_life_loss)):
-    if not isinstance(flag, bool):
-      raise ValueError(f'Atari option {name} must be True or False, '
-                       f'got {flag!r}.')
+  check_options(sticky_action_probability=sticky_action_probability, noop_max=noop_max,
+                frame_stack=frame_stack, full_action_space=full_action_space,
+                max_episode_frames=max_episode_frames,
+                terminal_on_life_loss=terminal_on_life_loss)
 
   register_ale_envs()
   env = gymnasium.make(

@@ -21,6 +21,7 @@ import gymnasium
 from gymnasium import spaces
 import numpy as np
 
+from seed.envs import batch as batch_lib
 from seed.envs import catch
 from seed.envs import classic
 from seed.envs import memory
@@ -28,6 +29,9 @@ from seed.envs import spec as spec_lib
 from seed.envs import wrappers
 
 Factory = Callable[..., gymnasium.Env]
+
+# EnvConfig.backend: how actors step their envs.
+BACKENDS = ('gymnasium', 'envpool')
 
 _FACTORIES: dict[str, Factory] = {}
 # Family prefix -> how to write a member, for error messages.
@@ -279,9 +283,16 @@ class EnvConfig:
   Attributes:
     name: Env name for `make_env`.
     options: Keyword options for the env's factory.
+    backend: How actors step their envs: 'gymnasium' (each env built by `make_env`,
+      stepped in Python; every env) or 'envpool' (EnvPool's C++ Atari, `atari:` names
+      only, the same preprocessing: seed/envs/envpool_atari.py). The learner and
+      `seed.evaluate` build single envs the 'gymnasium' way either way.
+    envpool_threads: EnvPool's threads per actor split (backend 'envpool').
   """
   name: str = 'CartPole-v1'
   options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+  backend: str = 'gymnasium'
+  envpool_threads: int = 1
 
   def __post_init__(self):
     if not isinstance(self.options, Mapping):
@@ -290,10 +301,32 @@ class EnvConfig:
     # A private copy, so mutating the bound dict later cannot change the env.
     object.__setattr__(self, 'options', dict(self.options))
     _check_options(self.name, _resolve(self.name), self.options)
+    if self.backend not in BACKENDS:
+      raise ValueError(f'EnvConfig.backend must be one of {", ".join(map(repr, BACKENDS))}, '
+                       f'got {self.backend!r}.')
+    if (not isinstance(self.envpool_threads, int) or isinstance(self.envpool_threads, bool)
+        or self.envpool_threads < 1):
+      raise ValueError(f'EnvConfig.envpool_threads must be an int >= 1, '
+                       f'got {self.envpool_threads!r}.')
+    if self.backend == 'envpool':
+      if not self.name.startswith('atari:'):
+        raise ValueError(f"EnvConfig.backend = 'envpool' steps Atari games only (atari:<Game>), "
+                         f"got EnvConfig.name = {self.name!r}; use backend 'gymnasium'.")
+      from seed.envs import envpool_atari  # pylint: disable=g-import-not-at-top
+      envpool_atari.check_options(self.options)
 
   def make(self, seed: int) -> gymnasium.Env:
     """Builds the env, seeded with `seed` on its first reset."""
     return make_env(self.name, seed, **self.options)
+
+  def make_batch(self, first_seed: int, num_envs: int) -> batch_lib.EnvBatch:
+    """num_envs envs an actor steps together, seeded first_seed, first_seed + 1, ..."""
+    if self.backend == 'envpool':
+      from seed.envs import envpool_atari  # pylint: disable=g-import-not-at-top
+      return envpool_atari.EnvPoolAtari(self.name.partition(':')[2], first_seed, num_envs,
+                                        num_threads=self.envpool_threads, **self.options)
+    envs = [self.make(first_seed + i) for i in range(num_envs)]
+    return batch_lib.EnvList(envs, env_spec(envs[0]))
 
   def spec(self) -> spec_lib.EnvSpec:
     """The env's EnvSpec: known from the name for football: and dmlab: (whose packages

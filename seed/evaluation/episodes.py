@@ -12,7 +12,7 @@ from typing import Callable, List, Optional, Sequence
 import numpy as np
 
 from seed import types
-from seed.actor.client import to_env_action
+from seed.envs.batch import to_env_action
 
 
 @dataclasses.dataclass(frozen=True)

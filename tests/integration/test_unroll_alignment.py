@@ -11,7 +11,7 @@ import pytest
 
 tf = pytest.importorskip('tensorflow')
 
-from seed.actor.client import Actor  # pylint: disable=g-import-not-at-top
+from seed.actor.client import Actor, split_envs  # pylint: disable=g-import-not-at-top
 from seed.agents.vtrace import agent as agent_lib  # pylint: disable=g-import-not-at-top
 from seed.agents.vtrace import config as config_lib  # pylint: disable=g-import-not-at-top
 from seed.envs.spec import EnvSpec  # pylint: disable=g-import-not-at-top
@@ -55,7 +55,8 @@ class ScriptedEnv:
 
 
 def _run_actor(envs, address, steps):
-  actor = Actor(envs, SPEC, 'Scripted', actor_id=0, server_address=address, max_steps=steps)
+  actor = Actor(split_envs(envs, SPEC), 'Scripted', actor_id=0, server_address=address,
+                max_steps=steps)
   thread = threading.Thread(target=lambda: asyncio.run(actor.run()))
   thread.start()
   thread.join(timeout=60)

@@ -41,21 +41,23 @@ def _ensure(venv, extra=None):
 def test_the_gpu_learner_replaces_tensorflow_cpu_and_stays(venv):
   done, calls = _ensure(venv)
   assert done.returncode == 0, done.stderr
-  assert calls == ['show --quiet tensorflow', f'install --quiet -e {REPO}[learner,test,plots,video]']
+  assert calls == ['show --quiet tensorflow',
+                   f'install --quiet -e {REPO}[learner,test,plots,video,envpool]']
   assert _ensure(venv)[1] == []  # Installed: nothing to do.
   done, calls = _ensure(venv, 'learner-gpu')
   assert done.returncode == 0, done.stderr
   assert calls == ['show --quiet tensorflow-cpu', 'uninstall --quiet -y tensorflow-cpu',
-                   f'install --quiet -e {REPO}[learner-gpu,test,plots,video]']
+                   f'install --quiet -e {REPO}[learner-gpu,test,plots,video,envpool]']
   assert _ensure(venv)[1] == []  # Remembered: still the GPU learner, no reinstall.
   (venv / 'installed').write_text('tensorflow\n')
   for stamp in venv.glob('.seed-installed-*'):  # setup.py changed: it installs again...
     stamp.unlink()
   assert _ensure(venv)[1] == [  # ... the GPU learner it remembers.
-      'show --quiet tensorflow-cpu', f'install --quiet -e {REPO}[learner-gpu,test,plots,video]']
+      'show --quiet tensorflow-cpu',
+      f'install --quiet -e {REPO}[learner-gpu,test,plots,video,envpool]']
   done, calls = _ensure(venv, 'learner')  # Back to the CPU learner.
   assert calls == ['show --quiet tensorflow', 'uninstall --quiet -y tensorflow',
-                   f'install --quiet -e {REPO}[learner,test,plots,video]']
+                   f'install --quiet -e {REPO}[learner,test,plots,video,envpool]']
 
 
 def test_an_unknown_learner_extra_is_refused_with_what_is_accepted(venv):

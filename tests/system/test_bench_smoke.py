@@ -215,13 +215,16 @@ def test_adam_step_factors_by_hand():
   assert factors[0] == 0.5 and abs(factors[1] - 1e-6 / (1e-6 + 1e-3)) < 1e-12
 
 
-def test_the_env_rate_benchmark_steps_seeds_atari_path():
+@pytest.mark.parametrize('backend', ['gymnasium', 'envpool'])
+def test_the_env_rate_benchmark_steps_an_actor_s_atari_batch(backend):
+  if backend == 'envpool':
+    pytest.importorskip('envpool', reason="needs envpool (./run_tests.sh installs it)")
   result = subprocess.run(
-      [sys.executable, '-m', 'bench.env_rate', '--backend=ale', '--envs=2', '--seconds=0.5'],
-      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+      [sys.executable, '-m', 'bench.env_rate', f'--backend={backend}', '--envs=2',
+       '--seconds=0.5'], capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
   assert result.returncode == 0, result.stdout + result.stderr
   row = [c.strip() for c in result.stdout.strip().splitlines()[-1].strip('|').split('|')]
-  assert row[:3] == ['ale', '2', '1'] and float(row[3].replace(',', '')) > 0, result.stdout
+  assert row[:3] == [backend, '2', '1'] and float(row[3].replace(',', '')) > 0, result.stdout
 
 
 def test_the_learner_devices_benchmark_times_one_and_two_devices():

@@ -29,7 +29,7 @@ from seed.process import local_processes as processes
 from tests.system.faults import watch
 from tests.system.faults.outcome import Outcome, Stopwatch
 from tests.system.faults.toy_run import ToyRun, checkpoints_written, log_lines, resumed_from
-from seed.actor.client import Actor
+from seed.actor.client import Actor, split_envs
 from seed.envs.registry import env_spec, make_env
 
 CI_COUNT = 10
@@ -70,8 +70,8 @@ class PoisonedActor(threading.Thread):
   def __init__(self, actor_id: int, num_envs: int, every: int, port: int):
     super().__init__(daemon=True)
     envs = [PoisonedRewards(make_env('Catch', seed=100 + i), every) for i in range(num_envs)]
-    self.actor = Actor(envs, env_spec(envs[0]), 'Catch', actor_id, f'localhost:{port}',
-                       max_backoff_s=0.5)
+    self.actor = Actor(split_envs(envs, env_spec(envs[0])), 'Catch', actor_id,
+                       f'localhost:{port}', max_backoff_s=0.5)
     self.error: Optional[BaseException] = None
     self._loop: Optional[asyncio.AbstractEventLoop] = None
     self._running = threading.Event()

@@ -45,8 +45,8 @@ def launch(flags: ActorFlags) -> int:
     _log.error('actor %d: %s', flags.actor_id, e)
     return BAD_SETTINGS
   first_seed = flags.seed + 1000 * flags.actor_id
-  _log.info('actor %d: %d %s envs (%s), seeds %d..%d', flags.actor_id, flags.num_envs,
-            env_config.name, env_config.backend, first_seed, first_seed + flags.num_envs - 1)
+  _log.info('actor %d: %d %s envs, seeds %d..%d, backend %s', flags.actor_id, flags.num_envs,
+            env_config.name, first_seed, first_seed + flags.num_envs - 1, env_config.backend)
   actor = Actor(batches, env_config.name, flags.actor_id, flags.server_address,
                 evaluation=flags.eval, max_steps=flags.max_steps, credentials=credentials,
                 auth_token=auth_token)

@@ -282,8 +282,18 @@ def test_learner_and_actor_containers_train_catch_over_tls(podman, cluster, tmp_
   learner = _start_learner(podman, cluster, run_dir, [
       f'--target_return={target}', f'--return_window={window}',
       f'--max_env_frames={max_frames}'])
-  actors = _start_actors(podman, cluster)
+  actors = []
   try:
+    # Actors only once the learner listens, as the k8s test does: one actor solves Catch in
+    # about 20 s, and in one CI run (at 3254cfa, under load) the other spent that long
+    # failing to reach the network's DNS while the learner's container was being added,
+    # so the run ended before it had connected.
+    deadline = time.monotonic() + 300
+    while 'learner listening on' not in podman.logs(learner, tail_chars=10**7):
+      assert time.monotonic() < deadline, _logs(podman, [learner])
+      assert podman.state(learner)['Status'] == 'running', _logs(podman, [learner])
+      time.sleep(0.5)
+    actors = _start_actors(podman, cluster)
     exit_code = podman.wait(learner, timeout=900)
     wall_s = time.monotonic() - started
     logs = _logs(podman, [learner, *actors])

@@ -96,6 +96,6 @@ def test_an_actor_process_streams_envpool_envs_to_the_learner():
                         env='atari:Pong')
     output, _ = actor.communicate(timeout=200)
   assert actor.returncode == 0, output
-  assert '(envpool)' in output and 'NO_TENSORFLOW' in output, output
+  assert 'backend envpool' in output and 'NO_TENSORFLOW' in output, output
   assert harness.table.num_ordinals == 4  # two pools of 2 envs, a stream each
   assert harness.counters.get('env_steps') >= 4 * 49

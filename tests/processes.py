@@ -8,26 +8,31 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-_tracked: List[subprocess.Popen] = []
+_tracked: List[Tuple[subprocess.Popen, bool]] = []
 
 
-def track(process: subprocess.Popen) -> subprocess.Popen:
-  """Kills `process` at the end of the current test if it still runs (conftest.py)."""
-  _tracked.append(process)
+def track(process: subprocess.Popen, *, group: bool = False) -> subprocess.Popen:
+  """Kills `process` at the end of the current test if it still runs (conftest.py); with
+  `group`, for a process started with start_new_session=True (e.g. ./run_local.sh), its
+  whole process group: the learner and actors it started, even once it has exited."""
+  _tracked.append((process, group))
   return process
 
 
 def kill_tracked() -> None:
   while _tracked:
-    process = _tracked.pop()
-    if process.poll() is None:
+    process, group = _tracked.pop()
+    if group:
+      with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    elif process.poll() is None:
       process.kill()
-      process.wait()
+    process.wait()
 
 
 def _env():

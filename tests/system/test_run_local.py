@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.processes import REPO, _env
+from tests.processes import REPO, _env, track
 from tests.server_harness import free_port
 
 pytestmark = pytest.mark.timeout(300)
@@ -22,12 +22,14 @@ def _default_interrupts():
 
 
 def launch(*args, logdir):
+  """./run_local.sh in a session of its own; its whole group is killed after the test, so
+  a test that fails half-way leaves no learner or actor running (one CI run did)."""
   env = dict(_env(), SEED_PORT=str(free_port()), SEED_TENSORBOARD_PORT='0')
-  return subprocess.Popen(['./run_local.sh', *args, f'--logdir={logdir}',
-                           '--progress_interval_s=1'],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env=env, cwd=REPO, start_new_session=True,
-                          preexec_fn=_default_interrupts)
+  return track(subprocess.Popen(['./run_local.sh', *args, f'--logdir={logdir}',
+                                 '--progress_interval_s=1'],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env, cwd=REPO, start_new_session=True,
+                                preexec_fn=_default_interrupts), group=True)
 
 
 def wait_for_text(path, text, timeout_s=180):

@@ -112,8 +112,8 @@ class EnvPoolAtari:
         repeat_action_probability=float(sticky_action_probability),
         noop_max=int(noop_max), stack_num=int(frame_stack),
         full_action_space=full_action_space,
-        max_episode_steps=(max_episode_frames // atari.FRAME_SKIP if max_episode_frames
-                           else np.iinfo(np.int32).max),
+        max_episode_steps=(max(1, max_episode_frames // atari.FRAME_SKIP)
+                           if max_episode_frames else np.iinfo(np.int32).max),
         frame_skip=atari.FRAME_SKIP, img_height=atari.SCREEN_SIZE,
         img_width=atari.SCREEN_SIZE, gray_scale=True, use_inter_area_resize=True,
         use_fire_reset=False, reward_clip=False, episodic_life=False,

@@ -32,7 +32,8 @@ def measure(backend: str, game: str, num_envs: int, threads: int, seconds: float
   wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
   envs.close()
   return {'backend': backend, 'envs': num_envs, 'threads': threads,
-          'env_steps_per_s': steps / wall, 'frames_per_s': envs.spec.frames_per_step * steps / wall,
+          'env_steps_per_s': steps / wall,
+          'frames_per_s': envs.spec.frames_per_step * steps / wall,
           'cpu_pct': 100 * cpu / wall, 'env_steps_per_cpu_s': steps / cpu}
 
 

@@ -126,7 +126,7 @@ class EnvPoolAtari:
 
   def reset(self) -> np.ndarray:
     observations, info = self._pool.reset()
-    return _in_env_order(observations, info['env_id'])
+    return observations[np.argsort(info['env_id'])]
 
   def step(self, actions: np.ndarray) -> batch.BatchStep:
     observations, rewards, terminated, truncated, info = self._pool.step(
@@ -145,6 +145,3 @@ class EnvPoolAtari:
   def close(self) -> None:
     self._pool.close()
 
-
-def _in_env_order(observations: np.ndarray, env_ids: np.ndarray) -> np.ndarray:
-  return observations[np.argsort(env_ids)]

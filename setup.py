@@ -11,7 +11,7 @@ setuptools.setup(
     name='seed-rl',
     version='0.1.0',
     description='SEED-style distributed RL: batched central inference over gRPC.',
-    python_requires='>=3.10',
+    python_requires='>=3.11',
     packages=setuptools.find_packages(include=['seed', 'seed.*']) + list(PACKAGE_DIR),
     package_dir=PACKAGE_DIR,
     # seed-job makes a job's TLS files with the same script the docs show.

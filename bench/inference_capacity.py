@@ -31,7 +31,9 @@ instead, their CPU says so (the table prints both).
 """
 import argparse
 import asyncio
+import contextlib
 import csv
+import functools
 import json
 import multiprocessing as mp
 import os
@@ -44,6 +46,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from bench import processes
+from seed import local_transport
 from seed.process.local_processes import learner_last_line
 
 REPO = processes.REPO
@@ -52,13 +55,14 @@ CONNECT_TIMEOUT_S = 120.0
 ACT_METHOD = '/seed.proto.Learner/Act'
 
 
-def _client_process(port: int, spec_json: str, env_name: str, first_actor_id: int,
+def _client_process(address: str, spec_json: str, env_name: str, first_actor_id: int,
                     num_streams: int, envs_per_stream: int, think_ms: float,
                     seconds: float, out_path: str, ready, go) -> None:
   """Runs `num_streams` simulated actors; writes their counts and round trips to
   `out_path` (JSON) and `out_path`.npy (round trips in ms, float32)."""
   sys.path.insert(0, REPO)
   from grpc import aio  # pylint: disable=g-import-not-at-top
+  from seed import local_transport  # pylint: disable=g-import-not-at-top
   from seed import protocol  # pylint: disable=g-import-not-at-top
   from seed.envs.spec import EnvSpec  # pylint: disable=g-import-not-at-top
   from seed.proto import actor_learner_pb2 as pb  # pylint: disable=g-import-not-at-top
@@ -71,13 +75,24 @@ def _client_process(port: int, spec_json: str, env_name: str, first_actor_id: in
                                   zeros.astype(bool)).SerializeToString()
   state = {'counting': False, 'replies': 0, 'round_trips': []}
 
+  @contextlib.asynccontextmanager
+  async def open_stream():
+    """Bytes in, bytes out (no per-step encoding), over gRPC or the learner's Unix socket."""
+    if local_transport.is_local_address(address):
+      async with local_transport.connect(local_transport.socket_path(address), None,
+                                         64 << 20) as call:
+        yield call, functools.partial(call.read, raw=True)
+    else:
+      async with aio.insecure_channel(address) as channel:
+        call = channel.stream_stream(ACT_METHOD)()
+        yield call, call.read
+
   async def stream(actor_id: int, welcomed: asyncio.Event, stop: asyncio.Event) -> None:
-    async with aio.insecure_channel(f'127.0.0.1:{port}') as channel:
-      call = channel.stream_stream(ACT_METHOD)()  # bytes in, bytes out: no per-step encoding
+    async with open_stream() as (call, read):
       hello = protocol.make_hello(spec, actor_id=actor_id, run_id=f'load-{actor_id}',
                                   num_envs=envs_per_stream, env_name=env_name)
       await call.write(hello.SerializeToString())
-      welcome = pb.LearnerMessage.FromString(await call.read())
+      welcome = pb.LearnerMessage.FromString(await read())
       if welcome.WhichOneof('kind') != 'welcome':
         raise RuntimeError(f'stream {actor_id}: expected a welcome, got {welcome}')
       welcomed.set()
@@ -86,7 +101,7 @@ def _client_process(port: int, spec_json: str, env_name: str, first_actor_id: in
           await asyncio.sleep(think_ms / 1000)
         sent = time.perf_counter()
         await call.write(step_bytes)
-        reply = await call.read()
+        reply = await read()
         if reply is aio.EOF:
           raise RuntimeError(f'stream {actor_id}: the learner ended the stream')
         if state['counting']:
@@ -135,7 +150,7 @@ def _progress_rows(logdir: str) -> List[dict]:
     return list(csv.DictReader(f))
 
 
-def measure(port: int, learner_pid: int, logdir: str, spec_json: str, env_name: str,
+def measure(address: str, learner_pid: int, logdir: str, spec_json: str, env_name: str,
             num_streams: int, envs_per_stream: int, point: int, args) -> Dict[str, float]:
   """One point of the table: `num_streams` streams of `envs_per_stream` envs each over
   `args.client_processes`."""
@@ -147,7 +162,7 @@ def measure(port: int, learner_pid: int, logdir: str, spec_json: str, env_name: 
   with tempfile.TemporaryDirectory(prefix='seed-load-') as scratch:
     outs = [os.path.join(scratch, f'client_{i}.json') for i in range(len(shares))]
     clients = [ctx.Process(target=_client_process, args=(
-        port, spec_json, env_name, 100_000 * (point + 1) + 10_000 * i, share,
+        address, spec_json, env_name, 100_000 * (point + 1) + 10_000 * i, share,
         envs_per_stream, args.think_ms, args.seconds, outs[i], ready[i], go))
                for i, share in enumerate(shares) if share > 0]
     for client in clients:
@@ -248,6 +263,9 @@ def main(argv=None) -> int:
   parser.add_argument('--inference_batch_size', type=int, default=64)
   parser.add_argument('--learner_flag', action='append', default=[],
                       help='extra learner flag, repeatable')
+  parser.add_argument('--transport', choices=('grpc', 'unix'), default='grpc',
+                      help="the clients' transport: gRPC on loopback, or the learner's "
+                      '--local_socket (seed.local_transport)')
   parser.add_argument('--out', help='also write the table to this markdown file')
   args = parser.parse_args(argv)
   try:
@@ -271,8 +289,9 @@ def main(argv=None) -> int:
 
   proxy = ' (GPU proxy: a policy of almost no cost)' if args.gpu_proxy else ''
   lines = [f'{args.env}/{args.agent}{proxy}, {os.cpu_count()} CPUs, think {args.think_ms:g} '
-           f'ms, {args.client_processes} client process(es); {args.seconds:g} s per point; {frames_per_step} frames per '
-           f'env step; learner flags {args.learner_flag}', '',
+           f'ms, {args.client_processes} client process(es) over {args.transport}; '
+           f'{args.seconds:g} s per point; {frames_per_step} frames per env step; learner '
+           f'flags {args.learner_flag}', '',
            '| envs per message | streams | messages/s | env steps/s | frames/s | round trip '
            'p50 / p99 (ms) | mean batch | learner CPU (% of a core) | learner CPU per '
            'message (ms) | messages/s per learner core | clients CPU (% of a core) |',
@@ -284,12 +303,16 @@ def main(argv=None) -> int:
         [f'--gin_file={gin_file}', '--notrain', '--progress_interval_s=0.5',
          '--checkpoint_interval_s=1e9', f'--inference_batch_size={args.inference_batch_size}',
          f'--max_actor_streams={max(counts) + 8}']
+        + ([f'--local_socket={os.path.join(logdir, "learner.sock")}']
+           if args.transport == 'unix' else [])
         + [f'--gin_bindings={b}' for b in args.gin_bindings] + args.learner_flag)
     try:
       port = processes.wait_for_port(learner, logdir)
+      address = (f'{local_transport.SCHEME}{os.path.join(logdir, "learner.sock")}'
+                 if args.transport == 'unix' else f'127.0.0.1:{port}')
       points = [(envs, streams) for envs in envs_per_stream for streams in counts]
       for point, (envs, num_streams) in enumerate(points):
-        row = measure(port, learner.pid, logdir, spec_json, env_name, num_streams, envs,
+        row = measure(address, learner.pid, logdir, spec_json, env_name, num_streams, envs,
                       point, args)
         cpu_share = row['learner_cpu_pct'] / 100
         per_core = row['messages_per_s'] / cpu_share if cpu_share > 0 else None

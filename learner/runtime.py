@@ -16,6 +16,7 @@ from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
 from seed.inference.health import Health, start_health_server
 from seed.inference.server import InferenceService, StreamLimits, start_server
+from seed.local_transport import LocalServer
 from seed.inference.step_processor import StepProcessor
 from seed.inputs import build as inputs
 from seed.learner import devices
@@ -192,6 +193,10 @@ class Learner:
                                            self.options.max_message_mb << 20,
                                            self.options.credentials, extra_services=(health,))
     servers = [server]
+    if self.options.local_socket:
+      local_server = LocalServer(service.act, self.options.max_message_mb << 20)
+      await local_server.start(self.options.local_socket)
+      servers.append(local_server)
     if self.options.health_port:
       host = security.split_host_port(self.options.server_address)[0]
       servers.append(await start_health_server(health, host, self.options.health_port))

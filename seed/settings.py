@@ -95,6 +95,11 @@ LEARNER = (
     Setting('server_address', 'string', 'localhost:8686',
         'host:port to listen on. Stays on localhost unless told otherwise; listen on '
         'other interfaces only with --tls_cert_file and --auth_token_file.'),
+    Setting('local_socket', 'string', '',
+        'Also serve actors of this host on this Unix socket (absolute path; actors '
+        'connect with --server_address=unix:PATH): the same messages without gRPC, '
+        'for a fraction of the learner\'s CPU per step. No TLS (the socket file is '
+        'this user\'s only); the auth token is still checked. Empty: gRPC only.'),
     Setting('health_port', 'integer', 0,
         'Also serve the gRPC health service (grpc.health.v1, and nothing else) in '
         'plaintext on this port of the --server_address host, for Kubernetes probes '
@@ -248,7 +253,8 @@ LEARNER = (
 
 ACTOR = (
     Setting('server_address', 'string', 'localhost:8686',
-        'Learner host:port.',
+        'Learner host:port (gRPC), or unix:PATH for a learner of this host serving '
+        '--local_socket=PATH.',
         required="the learner's host:port"),
     Setting('actor_id', 'integer', 0,
         "Unique id of this actor process (>= 0; on Kubernetes the actors Job's "

@@ -1,12 +1,17 @@
 """A real inference server in a background thread, for tests (no TensorFlow)."""
 import asyncio
+import json
+import os
 import queue
+import shutil
 import socket
+import tempfile
 import threading
 
 import grpc
 import numpy as np
 
+from seed import local_transport
 from seed import protocol
 from seed import types
 from seed.learner.counters import Counters
@@ -15,6 +20,7 @@ from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
 from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.inference.step_processor import StepProcessor
+from seed.local_transport import LocalServer
 from seed.proto import actor_learner_pb2 as pb
 from seed.replay.fifo import UnrollFifo
 
@@ -73,7 +79,8 @@ class ServerHarness:
 
   def __init__(self, spec=CATCH_SPEC, env_name='Catch', max_batch_envs=8, max_wait_ms=2.0,
                fifo_capacity=1000, max_message_bytes=1 << 20, auth_token=None, port=0,
-               agent=None, credentials=None, extra_services=(), limits=None):
+               agent=None, credentials=None, extra_services=(), limits=None,
+               transport='grpc'):
     self.agent = agent or CountingAgent(spec.num_actions or 1)
     self.counters = Counters()
     self.stop_event = threading.Event()
@@ -93,6 +100,10 @@ class ServerHarness:
     self._port = port
     self._credentials, self._extra_services = credentials, extra_services
     self._limits = limits or StreamLimits(max_envs_per_actor=max_batch_envs)
+    if transport not in ('grpc', 'unix'):
+      raise ValueError(f'transport {transport!r}; expected grpc or unix')
+    self._transport = transport
+    self._socket_dir = None
     self._loop = asyncio.new_event_loop()
     self._ready = threading.Event()
     self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -113,6 +124,12 @@ class ServerHarness:
                                             self._max_message_bytes, self._credentials,
                                             self._extra_services)
     self.address = f'127.0.0.1:{port}'
+    self.local_server = None
+    if self._transport == 'unix':  # gRPC listens too; address names the Unix socket
+      self._socket_dir = tempfile.mkdtemp(prefix='seed-sock-')
+      self.local_server = LocalServer(service.act, self._max_message_bytes)
+      await self.local_server.start(os.path.join(self._socket_dir, 'learner.sock'))
+      self.address = local_transport.SCHEME + self.local_server.path
 
   def call(self, function):
     """Runs `function()` on the server's event loop (where the service lives); its result."""
@@ -125,10 +142,14 @@ class ServerHarness:
 
     async def stop():
       await self.server.stop(grace=0.5)
+      if self.local_server is not None:
+        await self.local_server.stop(grace=0.5)
       await self.batcher.stop()
     asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
     self._loop.call_soon_threadsafe(self._loop.stop)
     self._thread.join(timeout=10)
+    if self._socket_dir is not None:
+      shutil.rmtree(self._socket_dir, ignore_errors=True)
 
 
 def free_port() -> int:
@@ -137,8 +158,81 @@ def free_port() -> int:
     return s.getsockname()[1]
 
 
-class LockstepClient:
-  """A synchronous raw-bytes client: send one message, read one reply."""
+def LockstepClient(address, metadata=None):  # pylint: disable=invalid-name
+  """A synchronous raw-bytes client of either transport: send one message, read one
+  reply; a refusal raises a grpc.RpcError with the status's code() and details()."""
+  if local_transport.is_local_address(address):
+    return LocalLockstepClient(local_transport.socket_path(address), metadata)
+  return GrpcLockstepClient(address, metadata)
+
+
+class LocalRpcError(grpc.RpcError):
+  """The status a learner ended a Unix-socket stream with, as gRPC raises it."""
+
+  def __init__(self, code, details):
+    super().__init__(f'{code.name}: {details}')
+    self._code, self._details = code, details
+
+  def code(self):
+    return self._code
+
+  def details(self):
+    return self._details
+
+
+class LocalLockstepClient:
+  """LockstepClient over the learner's Unix socket (seed.local_transport's frames)."""
+
+  def __init__(self, path, metadata=None):
+    self._socket = socket.socket(socket.AF_UNIX)
+    self._socket.connect(path)
+    self.send_frame(local_transport.METADATA, json.dumps(dict(metadata or ())).encode())
+    self._replies = queue.Queue()
+    threading.Thread(target=self._read_all, daemon=True).start()
+
+  def send_frame(self, tag, body=b''):
+    try:
+      self._socket.sendall(local_transport._frame(tag, body))  # pylint: disable=protected-access
+    except OSError:
+      pass  # The learner has ended the stream: its status is there to read.
+
+  def send(self, message):
+    self.send_frame(local_transport.DATA,
+                    message if isinstance(message, bytes) else message.SerializeToString())
+
+  def recv(self, timeout=10.0):
+    outcome = self._replies.get(timeout=timeout)
+    if isinstance(outcome, Exception):
+      raise outcome
+    return outcome
+
+  def _read_all(self):
+    reader = local_transport._FrameReader(1 << 30, b'ds')  # pylint: disable=protected-access
+    while True:
+      try:
+        data = self._socket.recv(1 << 16)
+      except OSError:
+        data = b''
+      if not data:
+        self._replies.put(LocalRpcError(grpc.StatusCode.UNAVAILABLE, 'connection closed'))
+        return
+      for tag, body in reader.feed(data):
+        if tag == local_transport.STATUS:
+          status = json.loads(body)
+          self._replies.put(LocalRpcError(grpc.StatusCode[status['code']], status['details']))
+          return
+        self._replies.put(pb.LearnerMessage.FromString(body))
+
+  def close(self):
+    try:
+      self._socket.shutdown(socket.SHUT_RDWR)
+    except OSError:
+      pass
+    self._socket.close()
+
+
+class GrpcLockstepClient:
+  """A synchronous raw-bytes gRPC client: send one message, read one reply."""
 
   def __init__(self, address, metadata=None):
     self.channel = grpc.insecure_channel(address, options=[

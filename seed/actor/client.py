@@ -1,6 +1,7 @@
 """Actor loop: k envs, one stream to the learner, reconnect with backoff."""
 import asyncio
 import collections
+import contextlib
 import logging
 import random
 import time
@@ -11,6 +12,7 @@ import grpc
 from grpc import aio
 import numpy as np
 
+from seed import local_transport
 from seed import protocol
 from seed import security
 from seed.envs import batch as batch_lib
@@ -85,6 +87,7 @@ class Actor:
     self._max_backoff_s = max_backoff_s
     self._credentials = credentials
     self._channel_options = security.channel_options(max_message_bytes)
+    self._max_message_bytes = max_message_bytes
     self._stop = asyncio.Event()
     self._welcomed = set()  # splits connected since their last failure
     self.env_steps_done = 0
@@ -132,7 +135,8 @@ class Actor:
         if split_index in self._welcomed:  # It had worked: start the backoff over.
           self._welcomed.discard(split_index)
           backoff_s = self._initial_backoff_s
-        else:  # It never got through: say so if it never will.
+        elif not local_transport.is_local_address(self._address):
+          # It never got through over TCP: say so if it never will.
           problem = await asyncio.get_running_loop().run_in_executor(
               None, security.diagnose_connect_failure, self._address, details,
               self._credentials is not None)
@@ -156,8 +160,7 @@ class Actor:
   async def _session(self, split_index: int, envs: batch_lib.EnvBatch) -> None:
     run_id = uuid.uuid4().hex
     metadata = security.authorization_metadata(self._auth_token) if self._auth_token else None
-    async with self._channel() as channel:
-      call = pb_grpc.LearnerStub(channel).Act(metadata=metadata)
+    async with self._open_stream(metadata) as call:
       await call.write(protocol.make_hello(
           self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=envs.num_envs,
           env_name=self._env_name, split_index=split_index, evaluation=self._evaluation))
@@ -189,10 +192,22 @@ class Actor:
         self.env_steps_done += num_envs
       await call.done_writing()
 
-  def _channel(self) -> aio.Channel:
+  @contextlib.asynccontextmanager
+  async def _open_stream(self, metadata):
+    """An Act stream: over a Unix socket for a unix:PATH address (a learner of this host,
+    seed.local_transport), else over gRPC; both raise aio.AioRpcError alike."""
+    if local_transport.is_local_address(self._address):
+      async with local_transport.connect(local_transport.socket_path(self._address), metadata,
+                                         self._max_message_bytes) as call:
+        yield call
+      return
     if self._credentials is None:
-      return aio.insecure_channel(self._address, options=self._channel_options)
-    return aio.secure_channel(self._address, self._credentials, options=self._channel_options)
+      channel = aio.insecure_channel(self._address, options=self._channel_options)
+    else:
+      channel = aio.secure_channel(self._address, self._credentials,
+                                   options=self._channel_options)
+    async with channel:
+      yield pb_grpc.LearnerStub(channel).Act(metadata=metadata)
 
   @staticmethod
   async def _read(call) -> pb.LearnerMessage:

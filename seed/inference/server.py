@@ -59,6 +59,9 @@ _PEER_GONE = frozenset({'ExecuteBatchError', '_ServerStoppedError', 'UsageError'
 class InferenceService:
   """Serves Learner.Act: hello, then one Step -> one Actions, until the actor leaves.
 
+  `act` serves one stream of either transport: gRPC's, or the Unix socket's for actors
+  of this host (seed.local_transport), whose context offers what this class uses.
+
   Anything wrong with one actor's messages ends that actor's stream with a
   status naming the bad value; the other streams are not touched. A stream
   that sends no hello within `hello_timeout_s`, or no step within
@@ -212,8 +215,10 @@ class InferenceService:
     """Sends `message`; a peer that does not take it within the idle timeout is ended."""
     timeout_s = self._limits.stream_idle_timeout_s
     try:
-      await asyncio.wait_for(context.write(message), timeout_s)
-    except asyncio.TimeoutError:
+      # asyncio.timeout, not wait_for: wait_for makes a task per call, 15 µs a message.
+      async with asyncio.timeout(timeout_s):
+        await context.write(message)
+    except TimeoutError:
       raise ProtocolError(grpc.StatusCode.DEADLINE_EXCEEDED,
                           f'our reply was not taken within {timeout_s:g} s: ending the '
                           'stream') from None
@@ -222,8 +227,9 @@ class InferenceService:
   async def _read(context, timeout_s: float, problem: str):
     """The next request's bytes (or aio.EOF); DEADLINE_EXCEEDED after `timeout_s`."""
     try:
-      return await asyncio.wait_for(context.read(), timeout_s)
-    except asyncio.TimeoutError:
+      async with asyncio.timeout(timeout_s):
+        return await context.read()
+    except TimeoutError:
       raise ProtocolError(grpc.StatusCode.DEADLINE_EXCEEDED,
                           problem.format(f'{timeout_s:g}') + ': ending the stream') from None
 

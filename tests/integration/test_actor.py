@@ -29,10 +29,10 @@ sys.exit(code)
 '''
 
 
-def start_actor(port, *flags, actor_id=0, num_envs=2, env='Catch'):
+def start_actor(address, *flags, actor_id=0, num_envs=2, env='Catch'):
   """The actor entry point as a process, killed after the test if it still runs."""
   return track(subprocess.Popen(
-      [sys.executable, '-c', _ACTOR_THEN_CHECK_TF, f'--server_address=127.0.0.1:{port}',
+      [sys.executable, '-c', _ACTOR_THEN_CHECK_TF, f'--server_address={address}',
        f'--actor_id={actor_id}', f'--num_envs={num_envs}',
        f"--gin_bindings=EnvConfig.name='{env}'", *flags],
       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(), cwd=REPO))
@@ -46,9 +46,10 @@ def wait_for(condition, timeout_s=60.0):
     time.sleep(0.05)
 
 
-def test_actor_runs_without_tensorflow():
-  with ServerHarness() as harness:
-    actor = start_actor(harness.address.split(':')[1], '--max_steps=200')
+@pytest.mark.parametrize('transport', ['grpc', 'unix'])
+def test_actor_runs_without_tensorflow(transport):
+  with ServerHarness(transport=transport) as harness:
+    actor = start_actor(harness.address, '--max_steps=200')
     output, _ = actor.communicate(timeout=90)
   assert actor.returncode == 0, output
   assert 'NO_TENSORFLOW' in output, output
@@ -58,7 +59,7 @@ def test_actor_runs_without_tensorflow():
 def test_actor_reconnects_with_a_new_run_id_when_the_learner_restarts():
   port = free_port()
   with ServerHarness(port=port) as first:
-    actor = start_actor(port)
+    actor = start_actor(f'127.0.0.1:{port}')
     wait_for(lambda: first.counters.get('env_steps') > 20)
     first_run_id = first.table._slots[(0, 0)][0].run_id
   with ServerHarness(port=port) as second:  # the "restarted learner"
@@ -72,10 +73,11 @@ def test_actor_reconnects_with_a_new_run_id_when_the_learner_restarts():
   assert 'stream to the learner' in output and 'retrying' in output
 
 
+@pytest.mark.parametrize('transport', ['grpc', 'unix'])
 @pytest.mark.parametrize('signum', [signal.SIGINT, signal.SIGTERM])
-def test_signals_end_the_actor_cleanly(signum):
-  with ServerHarness() as harness:
-    actor = start_actor(harness.address.split(':')[1])
+def test_signals_end_the_actor_cleanly(signum, transport):
+  with ServerHarness(transport=transport) as harness:
+    actor = start_actor(harness.address)
     wait_for(lambda: harness.counters.get('env_steps') > 10)
     actor.send_signal(signum)
     output, _ = actor.communicate(timeout=30)
@@ -83,9 +85,10 @@ def test_signals_end_the_actor_cleanly(signum):
   assert 'stopped after' in output and 'Traceback' not in output
 
 
-def test_a_refused_actor_exits_with_the_reason():
-  with ServerHarness() as harness:  # serves Catch
-    actor = start_actor(harness.address.split(':')[1], env='CartPole-v1')
+@pytest.mark.parametrize('transport', ['grpc', 'unix'])
+def test_a_refused_actor_exits_with_the_reason(transport):
+  with ServerHarness(transport=transport) as harness:  # serves Catch
+    actor = start_actor(harness.address, env='CartPole-v1')
     output, _ = actor.communicate(timeout=60)
   assert actor.returncode == 2, output
   assert "the learner refused us: FAILED_PRECONDITION" in output
@@ -93,15 +96,16 @@ def test_a_refused_actor_exits_with_the_reason():
 
 
 def test_unknown_env_fails_at_start_with_the_valid_names():
-  actor = start_actor(free_port(), env='NoSuchEnv')
+  actor = start_actor(f'127.0.0.1:{free_port()}', env='NoSuchEnv')
   output, _ = actor.communicate(timeout=60)
   assert actor.returncode != 0
   assert 'NoSuchEnv' in output and 'Catch' in output and 'CartPole-v1' in output
 
 
-def test_split_actor_serves_each_group_on_its_own_stream():
-  with ServerHarness() as harness:
-    actor = start_actor(harness.address.split(':')[1], '--num_splits=2', '--max_steps=100',
+@pytest.mark.parametrize('transport', ['grpc', 'unix'])
+def test_split_actor_serves_each_group_on_its_own_stream(transport):
+  with ServerHarness(transport=transport) as harness:
+    actor = start_actor(harness.address, '--num_splits=2', '--max_steps=100',
                         num_envs=3)
     output, _ = actor.communicate(timeout=90)
     assert actor.returncode == 0, output
@@ -112,7 +116,7 @@ def test_split_actor_serves_each_group_on_its_own_stream():
 
 def test_an_evaluation_actor_is_never_trained_on():
   with ServerHarness() as harness:
-    actor = start_actor(harness.address.split(':')[1], '--eval', '--max_steps=60',
+    actor = start_actor(harness.address, '--eval', '--max_steps=60',
                         env='Catch')
     output, _ = actor.communicate(timeout=90)
     assert actor.returncode == 0, output
@@ -130,7 +134,7 @@ def test_continuous_actions_travel_as_float32_vectors_to_a_real_actor():
   assert env_spec(make_env('gym:Pendulum-v1')) == PENDULUM_SPEC
   with ServerHarness(spec=PENDULUM_SPEC, env_name='gym:Pendulum-v1',
                      agent=BoxAgent((1,), 1.5)) as harness:
-    actor = start_actor(harness.address.split(':')[1], '--max_steps=50', env='gym:Pendulum-v1')
+    actor = start_actor(harness.address, '--max_steps=50', env='gym:Pendulum-v1')
     output, _ = actor.communicate(timeout=90)
   assert actor.returncode == 0, output
   assert harness.counters.get('env_steps') >= 2 * 49
@@ -140,7 +144,7 @@ def test_continuous_actions_travel_as_float32_vectors_to_a_real_actor():
 def test_the_learner_refuses_to_send_actions_outside_the_bounds():
   with ServerHarness(spec=PENDULUM_SPEC, env_name='gym:Pendulum-v1',
                      agent=BoxAgent((1,), 5.0)) as harness:
-    actor = start_actor(harness.address.split(':')[1], env='gym:Pendulum-v1')
+    actor = start_actor(harness.address, env='gym:Pendulum-v1')
     # INTERNAL is the learner's own fault: the actor keeps retrying; stop it.
     wait_for(lambda: harness.table._connected == {} and harness.table.num_ordinals, 60)
     time.sleep(1.0)

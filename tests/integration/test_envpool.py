@@ -91,7 +91,7 @@ def test_a_config_envpool_cannot_follow_is_refused_by_name(kwargs, words):
 def test_an_actor_process_streams_envpool_envs_to_the_learner():
   spec = env_spec(make_env('atari:Pong'))
   with ServerHarness(spec=spec, env_name='atari:Pong') as harness:
-    actor = start_actor(harness.address.split(':')[1], '--max_steps=50', '--num_splits=2',
+    actor = start_actor(harness.address, '--max_steps=50', '--num_splits=2',
                         "--gin_bindings=EnvConfig.backend='envpool'", num_envs=4,
                         env='atari:Pong')
     output, _ = actor.communicate(timeout=200)

@@ -13,9 +13,15 @@ from tests.server_harness import LockstepClient, ServerHarness, hello, step
 pytestmark = pytest.mark.timeout(60)
 
 
+@pytest.fixture(params=['grpc', 'unix'])
+def transport(request):
+  """Every refusal reads the same over gRPC and over the Unix socket (seed.local_transport)."""
+  return request.param
+
+
 @pytest.fixture
-def server():
-  with ServerHarness() as harness:
+def server(transport):
+  with ServerHarness(transport=transport) as harness:
     yield harness
 
 
@@ -147,8 +153,8 @@ def test_duplicate_actor_id_while_connected(server, good_actor):
   assert_still_served(good_actor)
 
 
-def test_auth_token_required_when_configured():
-  with ServerHarness(auth_token='s3cret') as harness:
+def test_auth_token_required_when_configured(transport):
+  with ServerHarness(auth_token='s3cret', transport=transport) as harness:
     code, details = refusal(LockstepClient(harness.address), hello())
     assert code == grpc.StatusCode.UNAUTHENTICATED
     client = LockstepClient(harness.address, metadata=(('authorization', 'Bearer s3cret'),))
@@ -219,9 +225,9 @@ def test_a_hello_with_a_hostile_spec_is_refused(server, good_actor):
   assert_still_served(good_actor)
 
 
-def test_silent_streams_are_ended_after_their_timeouts():
+def test_silent_streams_are_ended_after_their_timeouts(transport):
   limits = StreamLimits(max_envs_per_actor=8, hello_timeout_s=0.5, stream_idle_timeout_s=0.5)
-  with ServerHarness(limits=limits) as harness:
+  with ServerHarness(limits=limits, transport=transport) as harness:
     code, details = refusal(LockstepClient(harness.address))  # Opens, says nothing.
     assert code == grpc.StatusCode.DEADLINE_EXCEEDED
     assert 'no hello within 0.5 s of opening the stream' in details
@@ -232,8 +238,9 @@ def test_silent_streams_are_ended_after_their_timeouts():
     assert harness.table.num_envs == 0
 
 
-def test_streams_beyond_the_limit_are_refused():
-  with ServerHarness(limits=StreamLimits(max_envs_per_actor=8, max_actor_streams=2)) as harness:
+def test_streams_beyond_the_limit_are_refused(transport):
+  with ServerHarness(limits=StreamLimits(max_envs_per_actor=8, max_actor_streams=2),
+                     transport=transport) as harness:
     first, second = welcomed_client(harness, actor_id=1), welcomed_client(harness, actor_id=2)
     code, details = refusal(LockstepClient(harness.address), hello(actor_id=3))
     assert code == grpc.StatusCode.UNAVAILABLE
@@ -248,10 +255,10 @@ def test_streams_beyond_the_limit_are_refused():
     third.close()
 
 
-def test_a_stalled_stream_does_not_hold_back_the_others():
+def test_a_stalled_stream_does_not_hold_back_the_others(transport):
   # Batches wait up to max_wait for every env that may still step: 60 s here,
   # so waiting for the stalled stream would time the steps below out.
-  with ServerHarness(max_wait_ms=60_000) as harness:
+  with ServerHarness(max_wait_ms=60_000, transport=transport) as harness:
     welcomed_client(harness, actor_id=1)  # Says hello, never steps.
     time.sleep(1.2)  # Longer than ACTIVE_WINDOW_S.
     active = welcomed_client(harness, actor_id=2)

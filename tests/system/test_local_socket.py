@@ -1,0 +1,175 @@
+"""Actors of the learner's host over its Unix socket (--local_socket, seed.local_transport):
+frames that break the framing are refused by name, a real learner trains from actors on
+the socket, and after a kill -9 (its socket file left behind) a restarted learner takes
+the stale file away and the actors find it again. The protocol's own refusals run over
+both transports in tests/integration/test_protocol.py."""
+import json
+import os
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import grpc
+import pytest
+
+from seed import local_transport
+from tests.processes import REPO, Run, _env
+from tests.server_harness import LockstepClient, ServerHarness, hello, step
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture
+def server():
+  with ServerHarness(transport='unix') as harness:
+    yield harness
+
+
+def raw_connection(server) -> socket.socket:
+  connection = socket.socket(socket.AF_UNIX)
+  connection.connect(local_transport.socket_path(server.address))
+  connection.settimeout(10)
+  return connection
+
+
+def status_after(connection: socket.socket, data: bytes):
+  """Sends `data` as it is; the (code, details) of the status frame the learner answers."""
+  connection.sendall(data)
+  received = b''
+  while True:
+    chunk = connection.recv(1 << 16)
+    if not chunk:
+      break
+    received += chunk
+  connection.close()
+  (length,) = struct.unpack_from('<I', received)
+  assert received[4:5] == local_transport.STATUS, received[:100]
+  status = json.loads(received[5:4 + length])
+  return grpc.StatusCode[status['code']], status['details']
+
+
+def assert_still_served(server):
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=50, run_id='still'))
+  assert client.recv().WhichOneof('kind') == 'welcome'
+  client.send(step())
+  assert client.recv().WhichOneof('kind') == 'actions'
+  client.close()
+
+
+METADATA = local_transport._frame(local_transport.METADATA, b'{}')  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize('data,code,named', [
+    (METADATA + struct.pack('<I', 5) + b'x1234', grpc.StatusCode.INVALID_ARGUMENT,
+     "a frame tagged b'x'"),
+    (struct.pack('<I', 3) + b'd{}', grpc.StatusCode.INVALID_ARGUMENT,
+     'expected the metadata frame'),
+    (struct.pack('<I', 6) + b'm[1,2]', grpc.StatusCode.INVALID_ARGUMENT,
+     'not a JSON object of strings'),
+    (METADATA + METADATA, grpc.StatusCode.INVALID_ARGUMENT, 'a second metadata frame'),
+    (METADATA + struct.pack('<I', 0), grpc.StatusCode.INVALID_ARGUMENT, 'an empty frame'),
+    # Refused from its header alone: the 2 GiB are never sent, nor waited for.
+    (METADATA + struct.pack('<I', 1 << 31), grpc.StatusCode.RESOURCE_EXHAUSTED,
+     'received message larger than max (2147483647 vs. 1048576 bytes'),
+])
+def test_broken_framing_is_refused_by_name_and_the_others_go_on(server, data, code, named):
+  got_code, details = status_after(raw_connection(server), data)
+  assert got_code == code and named in details, details
+  assert_still_served(server)
+
+
+def test_an_actor_that_leaves_mid_stream_frees_its_envs(server):
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=3))
+  assert client.recv().WhichOneof('kind') == 'welcome'
+  assert server.table.num_envs == 2
+  client.close()
+  deadline = time.monotonic() + 10
+  while server.table.num_envs and time.monotonic() < deadline:
+    time.sleep(0.01)
+  assert server.table.num_envs == 0
+  assert_still_served(server)
+
+
+def test_the_socket_is_its_owners_only(server):
+  mode = os.stat(local_transport.socket_path(server.address)).st_mode
+  assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+
+
+def test_a_socket_path_in_use_or_not_a_socket_is_refused(server, tmp_path):
+  live = local_transport.socket_path(server.address)
+  with pytest.raises(ValueError, match='another process listens on it'):
+    local_transport.remove_stale_socket(live)
+  plain = tmp_path / 'plain'
+  plain.write_text('not a socket')
+  with pytest.raises(ValueError, match='exists and is not a socket'):
+    local_transport.remove_stale_socket(str(plain))
+  assert plain.exists()
+
+
+@pytest.mark.parametrize('address,tls,message', [
+    ('unix:relative.sock', None, "--server_address=unix:='relative.sock': expected an absolute"),
+    ('unix:/' + 'x' * 120, None, 'a Unix socket path holds at most 107'),
+    ('unix:/tmp/l.sock', '/tmp/ca.crt', 'has no TLS: drop --tls_ca_file'),
+])
+def test_an_actors_unix_address_is_checked_at_start(address, tls, message):
+  with pytest.raises(ValueError, match=message.replace('(', r'\(').replace('[', r'\[')):
+    local_transport.check_actor_address(address, tls)
+
+
+def test_a_bad_local_socket_flag_stops_the_learner_before_it_loads(tmp_path):
+  result = subprocess.run(
+      [sys.executable, '-m', 'seed.learner.main', f'--logdir={tmp_path / "run"}',
+       '--local_socket=learner.sock'], capture_output=True, text=True, timeout=120,
+      cwd=REPO, env=_env())
+  assert result.returncode == 2, result.stderr
+  assert "--local_socket='learner.sock': expected an absolute path" in result.stderr
+
+
+def test_actors_on_the_socket_train_and_find_a_learner_restarted_after_kill_9(tmp_path):
+  socket_dir = tempfile.mkdtemp(prefix='seed-sock-')  # tmp_path may be too long a path
+  path = os.path.join(socket_dir, 'learner.sock')
+  try:
+    with Run(tmp_path / 'run', 'gin/toy/vtrace.gin', learner_flags=[
+        '--env=Catch', f'--local_socket={path}', '--checkpoint_interval_s=2']) as run:
+      run.start_learner()
+      run.start_actors(2, 2, extra_flags=['--env=Catch', f'--server_address=unix:{path}'])
+      wait_for_frames(run, 2000)
+      assert 'listening on unix:' in run.learner_log()
+      time.sleep(3)  # A checkpoint or two.
+      run.learner.send_signal(signal.SIGKILL)
+      run.learner.wait(timeout=30)
+      assert stat.S_ISSOCK(os.lstat(path).st_mode)  # Left behind by the killed learner.
+      frames_at_kill = wait_for_frames(run, 0)
+      run.start_learner()  # Same run directory: resumes, takes the stale socket away.
+      deadline = time.monotonic() + 60
+      while not all(run.actor_log(i).count('connected to learner') >= 2 for i in (0, 1)):
+        assert time.monotonic() < deadline, run.actor_log(0) + run.actor_log(1)
+        time.sleep(0.2)
+      wait_for_frames(run, frames_at_kill + 2000)  # from the checkpoint's counters on
+      assert all(actor.poll() is None for actor in run.actors)
+  finally:
+    if os.path.exists(path):
+      os.unlink(path)
+    os.rmdir(socket_dir)
+
+
+def wait_for_frames(run: Run, frames: int, timeout_s: float = 120) -> int:
+  """The run's env frames once at least `frames` (its progress.csv), within `timeout_s`."""
+  deadline = time.monotonic() + timeout_s
+  progress = os.path.join(run.logdir, 'progress.csv')
+  while time.monotonic() < deadline:
+    if os.path.exists(progress):
+      with open(progress) as f:
+        rows = f.read().splitlines()[1:]
+      if rows and int(rows[-1].split(',')[1]) >= frames:
+        return int(rows[-1].split(',')[1])
+    assert run.learner.poll() is None, run.learner_log()
+    time.sleep(0.5)
+  raise TimeoutError(f'fewer than {frames} frames after {timeout_s} s:\n{run.learner_log()}')

@@ -7,6 +7,11 @@ and --env go to the actors too. The run directory is runs/ENV_AGENT under the cu
 folder (--logdir=DIR to change it); a checkpoint found there is resumed. Ctrl-C or
 SIGTERM stops everything, the learner writing a checkpoint first (exit 130).
 
+The actors reach the learner over its Unix socket, DIR/learner.sock (seed.local_transport:
+the same messages as gRPC for less of the learner's CPU per step); --local_socket=PATH
+puts it elsewhere, --local_socket= (empty) keeps them on gRPC. A run directory whose
+socket path would exceed a Unix socket's 107 bytes uses gRPC, and says so.
+
 Environment: SEED_PORT (the learner's port, 8686), SEED_TENSORBOARD_PORT (6006; 0
 starts no TensorBoard), SEED_EVAL_ACTORS (evaluation actors of one env each, logging
 eval/episode_return; 0), SEED_FOOTBALL_VENV (the Football actors' interpreter's venv,
@@ -22,7 +27,7 @@ import threading
 import time
 from typing import List, Optional, Sequence
 
-from seed import config, settings
+from seed import config, local_transport, settings
 
 USAGE = 'usage: seed train ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [learner flags]'
 # Flags the actors get too: --seed also seeds their envs (env i of actor a: seed +
@@ -85,19 +90,35 @@ class Plan:
     self.logdir = f'runs/{self.env}_{self.agent}'
     self.port = os.environ.get('SEED_PORT', '8686')
     self.actor_flags = []
+    local_socket = None
     for flag in self.learner_flags:
       if flag.startswith('--logdir='):
         self.logdir = flag[len('--logdir='):]
       elif flag.startswith('--server_address='):
         self.port = flag.rpartition(':')[2]
+      elif flag.startswith('--local_socket='):
+        local_socket = flag[len('--local_socket='):]
       elif flag.startswith(SHARED_FLAGS):
         self.actor_flags.append(flag)
+    # The learner's Unix socket for the actors ('' for gRPC), and the flag that says so.
+    self.local_socket, self.local_socket_flags = local_socket, []
+    if local_socket is None:
+      path = os.path.abspath(os.path.join(self.logdir, 'learner.sock'))
+      fits = len(os.fsencode(path)) <= local_transport.MAX_PATH_BYTES
+      self.local_socket = path if fits else ''
+      self.local_socket_flags = [f'--local_socket={path}'] if fits else []
     # The repository's own relative path when it is there (what earlier runs recorded),
     # else the installed package's file.
     relative = os.path.join('gin', self.env, f'{self.agent}.gin')
     self.gin_file = relative if os.path.exists(relative) else config.resolve_gin_file(relative)
     self.eval_actors = int(os.environ.get('SEED_EVAL_ACTORS', '0'))
     self.tensorboard_port = os.environ.get('SEED_TENSORBOARD_PORT', '6006')
+
+  @property
+  def actor_address(self) -> str:
+    if self.local_socket:
+      return local_transport.SCHEME + self.local_socket
+    return f'localhost:{self.port}'
 
   def actor_python(self) -> str:
     """Football's actors run in a venv of their own (gfootball needs the old gym API)."""
@@ -180,7 +201,7 @@ def train(plan: Plan) -> int:
     os.remove(port_file)
   env = _child_env()
   print(f'seed: {plan.env}/{plan.agent} with {plan.num_actors} actors x {plan.envs_per_actor} '
-        f'envs; run directory {plan.logdir}', flush=True)
+        f'envs; run directory {plan.logdir}; actors connect to {plan.actor_address}', flush=True)
 
   def interrupted(signum, frame):
     del signum, frame
@@ -197,7 +218,8 @@ def train(plan: Plan) -> int:
       learner = subprocess.Popen(
           [sys.executable, '-m', 'seed.learner.main', f'--logdir={plan.logdir}',
            f'--agent={plan.agent}', f'--gin_file={plan.gin_file}',
-           f'--server_address=localhost:{plan.port}', *plan.learner_flags],
+           f'--server_address=localhost:{plan.port}', *plan.local_socket_flags,
+           *plan.learner_flags],
           stdout=log, stderr=subprocess.STDOUT, env=env)
     echo = threading.Thread(target=_echo, args=(learner_log, learner, echo_done), daemon=True)
     echo.start()
@@ -216,7 +238,7 @@ def train(plan: Plan) -> int:
         started.append(subprocess.Popen(
             [python, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
              f'--num_envs={num_envs}', *extra, f'--gin_file={plan.gin_file}',
-             f'--server_address=localhost:{plan.port}', *plan.actor_flags],
+             f'--server_address={plan.actor_address}', *plan.actor_flags],
             stdout=log, stderr=subprocess.STDOUT, env=env))
     beside = os.path.join(os.path.dirname(sys.executable), 'tensorboard')
     tensorboard = beside if os.path.exists(beside) else shutil.which('tensorboard')

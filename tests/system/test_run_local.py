@@ -68,6 +68,9 @@ def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
   learner_log = os.path.join(logdir, 'logs', 'learner.log')
   wait_for_text(learner_log, 'frames/s')
   wait_for_text(os.path.join(logdir, 'logs', 'actor_1.log'), 'connected to learner')
+  with open(learner_log) as f:  # The actors of this host come over the Unix socket.
+    assert f"learner listening on unix:{logdir}/learner.sock" in f.read()
+  wait_for_text(learner_log, 'peer unix:pid')
   # --seed reaches the agent's config and every actor's envs.
   with open(os.path.join(logdir, 'operative_config.gin')) as f:
     assert 'VTraceConfig.seed = 3' in f.read()
@@ -94,9 +97,10 @@ def test_ctrl_c_checkpoints_stops_everything_and_a_relaunch_resumes(tmp_path):
 def test_env_reaches_the_actors_as_well_as_the_learner(tmp_path):
   logdir = str(tmp_path / 'run')
   run = launch('toy', 'vtrace', '1', '2', '--env=Catch', '--max_env_frames=3000',
-               logdir=logdir)
+               '--local_socket=', logdir=logdir)  # gRPC, by choice
   output = communicate(run, logdir, 180)
   assert run.returncode == 0, output
+  assert 'actors connect to localhost:' in output and 'peer ipv' in output, output
   with open(os.path.join(logdir, 'logs', 'actor_0.log')) as f:
     assert 'actor 0: 2 Catch envs' in f.read()
   assert 'on Catch' in output

@@ -63,7 +63,7 @@ def decode_tensor(tensor: pb.Tensor, what: str) -> np.ndarray:
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'{what}: shape has {len(shape)} dimensions; at most '
                         f'{MAX_TENSOR_DIMS} are accepted')
-  if any(d < 0 for d in shape):
+  if shape and min(shape) < 0:
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'{what}: negative dimension in shape {list(shape)}')
   # Python integers: a huge declared shape must not wrap around to a small size.
@@ -71,13 +71,14 @@ def decode_tensor(tensor: pb.Tensor, what: str) -> np.ndarray:
   if math.prod(max(d, 1) for d in shape) * dtype.itemsize > _MAX_TENSOR_BYTES:
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'{what}: shape {list(shape)} is far larger than any message')
+  data = tensor.data  # Read once: each read of a bytes field copies it.
   expected_bytes = math.prod(shape) * dtype.itemsize
-  if len(tensor.data) != expected_bytes:
+  if len(data) != expected_bytes:
     raise ProtocolError(
         grpc.StatusCode.INVALID_ARGUMENT,
-        f'{what}: {len(tensor.data)} bytes cannot be a {dtype.name} array of shape '
+        f'{what}: {len(data)} bytes cannot be a {dtype.name} array of shape '
         f'{list(shape)}, which needs {expected_bytes} bytes')
-  return np.frombuffer(tensor.data, dtype=dtype).reshape(shape)
+  return np.frombuffer(data, dtype=dtype).reshape(shape)
 
 
 def make_hello(spec: EnvSpec, *, actor_id: int, run_id: str, num_envs: int, env_name: str,
@@ -171,40 +172,48 @@ def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int,
 
   Float observations and rewards must be finite and at most `max_abs_input` in
   magnitude: values that overflow the network or the loss would stop training.
+  Once per actor step on the learner's event loop: a few envs' scalars are checked in
+  Python, faster than NumPy's per-call cost at these sizes.
   """
   observations = decode_tensor(step.observations, 'step.observations')
   expected_shape = (num_envs,) + spec.observation_shape
-  if observations.shape != expected_shape or observations.dtype.name != spec.observation_dtype:
+  if (observations.shape != expected_shape or
+      observations.dtype != _WIRE_DTYPES.get(spec.observation_dtype)):
     raise ProtocolError(
         grpc.StatusCode.INVALID_ARGUMENT,
         f'step.observations is {observations.dtype.name}{list(observations.shape)}; expected '
         f'{spec.observation_dtype}{list(expected_shape)} ({num_envs} envs as in the hello)')
-  if observations.dtype.kind == 'f' and not np.all(np.isfinite(observations)):
+  if observations.dtype.kind == 'f':
+    _check_float_observations(observations, max_abs_input)
+  rewards, terminated, truncated = list(step.rewards), list(step.terminated), list(step.truncated)
+  for name, values in (('rewards', rewards), ('terminated', terminated),
+                       ('truncated', truncated)):
+    if len(values) != num_envs:
+      raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                          f'step.{name} has {len(values)} entries; expected {num_envs}')
+  # NaN fails every comparison, so this one test lets only finite, bounded rewards by.
+  if not all(-max_abs_input <= r <= max_abs_input for r in rewards):
+    if not all(math.isfinite(r) for r in rewards):
+      raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                          f'step.rewards holds non-finite values: {shorten(str(rewards))}')
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'step.rewards {shorten(str(rewards))} exceed {max_abs_input:g} '
+                        'in magnitude (--max_abs_input); scale or clip them in the env')
+  return (observations, np.array(rewards, np.float32), np.array(terminated, bool),
+          np.array(truncated, bool))
+
+
+def _check_float_observations(observations: np.ndarray, max_abs_input: float) -> None:
+  if not np.all(np.isfinite(observations)):
     bad = int(np.argwhere(~np.isfinite(observations))[0][0])
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'step.observations of env {bad} hold NaN or Inf; observations must '
                         'be finite (they would poison the shared model)')
-  if observations.dtype.kind == 'f' and np.any(np.abs(observations) > max_abs_input):
+  if np.any(np.abs(observations) > max_abs_input):
     bad = int(np.argwhere(np.abs(observations) > max_abs_input)[0][0])
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'step.observations of env {bad} exceed {max_abs_input:g} in '
                         'magnitude (--max_abs_input); scale or clip them in the env')
-  rewards = np.asarray(step.rewards, np.float32)
-  terminated = np.asarray(step.terminated, bool)
-  truncated = np.asarray(step.truncated, bool)
-  for name, values in (('rewards', rewards), ('terminated', terminated),
-                       ('truncated', truncated)):
-    if values.shape != (num_envs,):
-      raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
-                          f'step.{name} has {values.shape[0]} entries; expected {num_envs}')
-  if not np.all(np.isfinite(rewards)):
-    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
-                        f'step.rewards holds non-finite values: {rewards.tolist()}')
-  if np.any(np.abs(rewards) > max_abs_input):
-    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
-                        f'step.rewards {shorten(str(rewards.tolist()))} exceed {max_abs_input:g} '
-                        'in magnitude (--max_abs_input); scale or clip them in the env')
-  return observations, rewards, terminated, truncated
 
 
 def make_step(observations: np.ndarray, rewards: Sequence[float], terminated: Sequence[bool],
@@ -214,7 +223,11 @@ def make_step(observations: np.ndarray, rewards: Sequence[float], terminated: Se
                                       truncated=truncated))
 
 
-def parse_actor_message(data: bytes) -> pb.ActorMessage:
+def parse_actor_message(data) -> pb.ActorMessage:
+  """An ActorMessage from its bytes (gRPC's, or a view: seed.local_transport parses where
+  a frame lands), or the message itself when it is one already."""
+  if isinstance(data, pb.ActorMessage):
+    return data
   try:
     return pb.ActorMessage.FromString(data)
   except Exception as e:  # protobuf raises DecodeError, sometimes others on garbage.
@@ -236,10 +249,11 @@ def check_actions(actions: np.ndarray, spec: EnvSpec, num_envs: int,
     raise ProtocolError(grpc.StatusCode.INTERNAL,
                         f'{what} have shape {list(actions.shape)}; expected {list(expected)}')
   if spec.is_discrete:
-    if not np.issubdtype(actions.dtype, np.integer):
+    if actions.dtype.kind not in 'iu':
       raise ProtocolError(grpc.StatusCode.INTERNAL,
                           f'{what} are {actions.dtype.name}; discrete actions are integers')
-    if np.any((actions < 0) | (actions >= spec.num_actions)):
+    num_actions = spec.num_actions  # Python on a few envs' actions: NumPy costs more here.
+    if not all(0 <= a < num_actions for a in actions.tolist()):
       raise ProtocolError(grpc.StatusCode.INTERNAL,
                           f'{what} {actions.tolist()} out of range [0, {spec.num_actions})')
     return actions

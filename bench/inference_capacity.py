@@ -46,7 +46,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from bench import processes
-from seed import local_transport
+from seed import unix_address
 from seed.process.local_processes import learner_last_line
 
 REPO = processes.REPO
@@ -63,6 +63,7 @@ def _client_process(address: str, spec_json: str, env_name: str, first_actor_id:
   sys.path.insert(0, REPO)
   from grpc import aio  # pylint: disable=g-import-not-at-top
   from seed import local_transport  # pylint: disable=g-import-not-at-top
+  from seed import unix_address  # pylint: disable=g-import-not-at-top
   from seed import protocol  # pylint: disable=g-import-not-at-top
   from seed.envs.spec import EnvSpec  # pylint: disable=g-import-not-at-top
   from seed.proto import actor_learner_pb2 as pb  # pylint: disable=g-import-not-at-top
@@ -78,8 +79,8 @@ def _client_process(address: str, spec_json: str, env_name: str, first_actor_id:
   @contextlib.asynccontextmanager
   async def open_stream():
     """Bytes in, bytes out (no per-step encoding), over gRPC or the learner's Unix socket."""
-    if local_transport.is_local_address(address):
-      async with local_transport.connect(local_transport.socket_path(address), None,
+    if unix_address.is_local_address(address):
+      async with local_transport.connect(unix_address.socket_path(address), None,
                                          64 << 20) as call:
         yield call, functools.partial(call.read, raw=True)
     else:
@@ -308,7 +309,7 @@ def main(argv=None) -> int:
         + [f'--gin_bindings={b}' for b in args.gin_bindings] + args.learner_flag)
     try:
       port = processes.wait_for_port(learner, logdir)
-      address = (f'{local_transport.SCHEME}{os.path.join(logdir, "learner.sock")}'
+      address = (f'{unix_address.SCHEME}{os.path.join(logdir, "learner.sock")}'
                  if args.transport == 'unix' else f'127.0.0.1:{port}')
       points = [(envs, streams) for envs in envs_per_stream for streams in counts]
       for point, (envs, num_streams) in enumerate(points):

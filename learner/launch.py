@@ -9,7 +9,7 @@ import logging
 import os
 from typing import List
 
-from seed import agents, config, local_transport, security, settings
+from seed import agents, config, local_transport, security, settings, unix_address
 from seed.inference.server import StreamLimits
 from seed.inputs import mixture_spec
 from seed.learner import run_lock, run_status
@@ -52,7 +52,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
     credentials = security.server_credentials(flags.tls_cert_file, flags.tls_key_file)
     security.check_listen_address(flags.server_address, flags.tls_cert_file, auth_token)
     if flags.local_socket:
-      local_transport.check_path(flags.local_socket, '--local_socket')
+      unix_address.check_path(flags.local_socket, '--local_socket')
       local_transport.remove_stale_socket(flags.local_socket)  # before TensorFlow loads
     limits = StreamLimits(
         max_envs_per_actor=flags.max_envs_per_actor or flags.inference_batch_size,

@@ -40,43 +40,15 @@ from grpc import aio
 
 from seed import protocol
 from seed.proto import actor_learner_pb2 as pb
+from seed.unix_address import SCHEME, check_path
 
 _log = logging.getLogger(__name__)
 
-SCHEME = 'unix:'
-# sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
-MAX_PATH_BYTES = 107
 _HEADER = struct.Struct('<I')
 METADATA, DATA, END, STATUS = b'm', b'd', b'e', b's'
 # Frames read ahead of the handler before the socket stops being read: the protocol is
 # lockstep, so an actor that sends more than this is not waiting for our actions.
 _MAX_QUEUED_FRAMES = 4
-
-
-def is_local_address(address: str) -> bool:
-  return address.startswith(SCHEME)
-
-
-def socket_path(address: str) -> str:
-  return address[len(SCHEME):]
-
-
-def check_path(path: str, flag: str) -> None:
-  """A socket path must be absolute and fit sockaddr_un; the message names the flag."""
-  if not path or not os.path.isabs(path):
-    raise ValueError(f'{flag}={path!r}: expected an absolute path for the Unix socket, '
-                     'e.g. /tmp/seed-learner.sock')
-  if len(os.fsencode(path)) > MAX_PATH_BYTES:
-    raise ValueError(f'{flag}={path!r} is {len(os.fsencode(path))} bytes long; a Unix '
-                     f'socket path holds at most {MAX_PATH_BYTES}: choose a shorter one')
-
-
-def check_actor_address(address: str, tls_ca_file: Optional[str]) -> None:
-  """An actor's unix:PATH --server_address: a path that fits, and no TLS asked for."""
-  check_path(socket_path(address), f'--server_address={SCHEME}')
-  if tls_ca_file:
-    raise ValueError(f'--server_address={address!r} is a Unix socket of this host, which '
-                     'has no TLS: drop --tls_ca_file, or connect to the learner\'s host:port')
 
 
 def _frame(tag: bytes, body: bytes = b'') -> bytes:

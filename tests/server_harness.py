@@ -12,6 +12,7 @@ import grpc
 import numpy as np
 
 from seed import local_transport
+from seed import unix_address
 from seed import protocol
 from seed import types
 from seed.learner.counters import Counters
@@ -129,7 +130,7 @@ class ServerHarness:
       self._socket_dir = tempfile.mkdtemp(prefix='seed-sock-')
       self.local_server = LocalServer(service.act, self._max_message_bytes)
       await self.local_server.start(os.path.join(self._socket_dir, 'learner.sock'))
-      self.address = local_transport.SCHEME + self.local_server.path
+      self.address = unix_address.SCHEME + self.local_server.path
 
   def call(self, function):
     """Runs `function()` on the server's event loop (where the service lives); its result."""
@@ -161,8 +162,8 @@ def free_port() -> int:
 def LockstepClient(address, metadata=None):  # pylint: disable=invalid-name
   """A synchronous raw-bytes client of either transport: send one message, read one
   reply; a refusal raises a grpc.RpcError with the status's code() and details()."""
-  if local_transport.is_local_address(address):
-    return LocalLockstepClient(local_transport.socket_path(address), metadata)
+  if unix_address.is_local_address(address):
+    return LocalLockstepClient(unix_address.socket_path(address), metadata)
   return GrpcLockstepClient(address, metadata)
 
 

@@ -13,6 +13,7 @@ from grpc import aio
 import numpy as np
 
 from seed import local_transport
+from seed import unix_address
 from seed import protocol
 from seed import security
 from seed.envs import batch as batch_lib
@@ -135,7 +136,7 @@ class Actor:
         if split_index in self._welcomed:  # It had worked: start the backoff over.
           self._welcomed.discard(split_index)
           backoff_s = self._initial_backoff_s
-        elif not local_transport.is_local_address(self._address):
+        elif not unix_address.is_local_address(self._address):
           # It never got through over TCP: say so if it never will.
           problem = await asyncio.get_running_loop().run_in_executor(
               None, security.diagnose_connect_failure, self._address, details,
@@ -196,8 +197,8 @@ class Actor:
   async def _open_stream(self, metadata):
     """An Act stream: over a Unix socket for a unix:PATH address (a learner of this host,
     seed.local_transport), else over gRPC; both raise aio.AioRpcError alike."""
-    if local_transport.is_local_address(self._address):
-      async with local_transport.connect(local_transport.socket_path(self._address), metadata,
+    if unix_address.is_local_address(self._address):
+      async with local_transport.connect(unix_address.socket_path(self._address), metadata,
                                          self._max_message_bytes) as call:
         yield call
       return

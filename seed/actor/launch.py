@@ -12,7 +12,7 @@ from typing import Optional
 
 import grpc
 
-from seed import config, local_transport, security, settings
+from seed import config, security, settings, unix_address
 from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerRefused, actor_stats,
                                make_env_batches)
 from seed.envs import EnvConfig
@@ -34,8 +34,8 @@ def launch(flags: ActorFlags) -> int:
     if flags.heartbeat_file:
       _touch(flags.heartbeat_file)  # Alive while the envs are made, too.
     settings.check(settings.ACTOR, flags)
-    if local_transport.is_local_address(flags.server_address):
-      local_transport.check_actor_address(flags.server_address, flags.tls_ca_file)
+    if unix_address.is_local_address(flags.server_address):
+      unix_address.check_actor_address(flags.server_address, flags.tls_ca_file)
     else:
       security.check_address(flags.server_address, '--server_address')
     credentials = security.channel_credentials(flags.tls_ca_file)

@@ -27,7 +27,7 @@ import threading
 import time
 from typing import List, Optional, Sequence
 
-from seed import config, local_transport, settings
+from seed import config, settings, unix_address
 
 USAGE = 'usage: seed train ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [learner flags]'
 # Flags the actors get too: --seed also seeds their envs (env i of actor a: seed +
@@ -104,7 +104,7 @@ class Plan:
     self.local_socket, self.local_socket_flags = local_socket, []
     if local_socket is None:
       path = os.path.abspath(os.path.join(self.logdir, 'learner.sock'))
-      fits = len(os.fsencode(path)) <= local_transport.MAX_PATH_BYTES
+      fits = unix_address.fits(path)
       self.local_socket = path if fits else ''
       self.local_socket_flags = [f'--local_socket={path}'] if fits else []
     # The repository's own relative path when it is there (what earlier runs recorded),
@@ -117,7 +117,7 @@ class Plan:
   @property
   def actor_address(self) -> str:
     if self.local_socket:
-      return local_transport.SCHEME + self.local_socket
+      return unix_address.SCHEME + self.local_socket
     return f'localhost:{self.port}'
 
   def actor_python(self) -> str:

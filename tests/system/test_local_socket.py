@@ -18,6 +18,7 @@ import grpc
 import pytest
 
 from seed import local_transport
+from seed import unix_address
 from tests.processes import REPO, Run, _env
 from tests.server_harness import LockstepClient, ServerHarness, hello, step
 
@@ -32,7 +33,7 @@ def server():
 
 def raw_connection(server) -> socket.socket:
   connection = socket.socket(socket.AF_UNIX)
-  connection.connect(local_transport.socket_path(server.address))
+  connection.connect(unix_address.socket_path(server.address))
   connection.settimeout(10)
   return connection
 
@@ -98,12 +99,12 @@ def test_an_actor_that_leaves_mid_stream_frees_its_envs(server):
 
 
 def test_the_socket_is_its_owners_only(server):
-  mode = os.stat(local_transport.socket_path(server.address)).st_mode
+  mode = os.stat(unix_address.socket_path(server.address)).st_mode
   assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
 
 
 def test_a_socket_path_in_use_or_not_a_socket_is_refused(server, tmp_path):
-  live = local_transport.socket_path(server.address)
+  live = unix_address.socket_path(server.address)
   with pytest.raises(ValueError, match='another process listens on it'):
     local_transport.remove_stale_socket(live)
   plain = tmp_path / 'plain'
@@ -120,7 +121,7 @@ def test_a_socket_path_in_use_or_not_a_socket_is_refused(server, tmp_path):
 ])
 def test_an_actors_unix_address_is_checked_at_start(address, tls, message):
   with pytest.raises(ValueError, match=message.replace('(', r'\(').replace('[', r'\[')):
-    local_transport.check_actor_address(address, tls)
+    unix_address.check_actor_address(address, tls)
 
 
 def test_a_bad_local_socket_flag_stops_the_learner_before_it_loads(tmp_path):

@@ -55,7 +55,7 @@ def finish(actor, timeout_s=60):
 def test_right_ca_and_token_are_served(certs):
   with tls_harness(certs['good'], auth_token=TOKEN) as harness:
     port = harness.address.split(':')[1]
-    actor = start_actor(port, f'--server_address=localhost:{port}', '--max_steps=100',
+    actor = start_actor(f'localhost:{port}', '--max_steps=100',
                         f"--tls_ca_file={certs['good'] / 'ca.crt'}",
                         f"--auth_token_file={certs['root'] / 'good.token'}")
     code, output = finish(actor)
@@ -68,7 +68,7 @@ def test_a_wrong_or_missing_token_ends_the_actor_at_its_first_attempt(certs, tok
   token_flags = [f"--auth_token_file={certs['root'] / f'{token}.token'}"] if token else []
   with tls_harness(certs['good'], auth_token=TOKEN) as harness:
     port = harness.address.split(':')[1]
-    actor = start_actor(port, f'--server_address=localhost:{port}',
+    actor = start_actor(f'localhost:{port}',
                         f"--tls_ca_file={certs['good'] / 'ca.crt'}", *token_flags)
     code, output = finish(actor)
   assert code == 2, output
@@ -100,7 +100,7 @@ def test_each_tls_mistake_ends_the_actor_with_what_to_change(certs, mistake):
   ca_flags = [f"--tls_ca_file={certs[actor_ca] / 'ca.crt'}"] if actor_ca else []
   with harness:
     port = harness.address.split(':')[1]
-    actor = start_actor(port, f'--server_address={host}:{port}', *ca_flags,
+    actor = start_actor(f'{host}:{port}', *ca_flags,
                         f"--auth_token_file={certs['root'] / 'good.token'}")
     code, output = finish(actor)
   assert code == 2, output
@@ -111,7 +111,7 @@ def test_each_tls_mistake_ends_the_actor_with_what_to_change(certs, mistake):
 def test_a_learner_that_is_not_up_yet_is_waited_for(certs):
   """Connection refused says nothing about TLS: the actor keeps retrying until it is up."""
   port = free_port()
-  actor = start_actor(port, f'--server_address=localhost:{port}',
+  actor = start_actor(f'localhost:{port}',
                       f"--tls_ca_file={certs['good'] / 'ca.crt'}",
                       f"--auth_token_file={certs['root'] / 'good.token'}")
   try:
@@ -271,7 +271,7 @@ def test_the_token_is_never_logged(certs, caplog):
   with tls_harness(certs['good'], auth_token=TOKEN) as harness:
     port = harness.address.split(':')[1]
     for token in ('good', 'wrong'):
-      actor = start_actor(port, f'--server_address=localhost:{port}', '--max_steps=5',
+      actor = start_actor(f'localhost:{port}', '--max_steps=5',
                           f"--tls_ca_file={certs['good'] / 'ca.crt'}",
                           f"--auth_token_file={certs['root'] / f'{token}.token'}")
       _, output = finish(actor)

@@ -181,7 +181,19 @@ class LocalRpcError(grpc.RpcError):
     return self._details
 
 
-class LocalLockstepClient:
+class _Replies:
+  """What both lockstep clients share: replies (or the stream's error) queued by a
+  reader thread into self._replies."""
+
+  def recv(self, timeout=10.0):
+    """The next reply; raises the stream's error, or queue.Empty after `timeout`."""
+    outcome = self._replies.get(timeout=timeout)
+    if isinstance(outcome, Exception):
+      raise outcome
+    return outcome
+
+
+class LocalLockstepClient(_Replies):
   """LockstepClient over the learner's Unix socket (seed.local_transport's frames)."""
 
   def __init__(self, path, metadata=None):
@@ -200,12 +212,6 @@ class LocalLockstepClient:
   def send(self, message):
     self.send_frame(local_transport.DATA,
                     message if isinstance(message, bytes) else message.SerializeToString())
-
-  def recv(self, timeout=10.0):
-    outcome = self._replies.get(timeout=timeout)
-    if isinstance(outcome, Exception):
-      raise outcome
-    return outcome
 
   def _read_all(self):
     reader = local_transport._FrameReader(1 << 30, b'ds')  # pylint: disable=protected-access
@@ -232,7 +238,7 @@ class LocalLockstepClient:
     self._socket.close()
 
 
-class GrpcLockstepClient:
+class GrpcLockstepClient(_Replies):
   """A synchronous raw-bytes gRPC client: send one message, read one reply."""
 
   def __init__(self, address, metadata=None):
@@ -247,13 +253,6 @@ class GrpcLockstepClient:
 
   def send(self, message):
     self._requests.put(message if isinstance(message, bytes) else message.SerializeToString())
-
-  def recv(self, timeout=10.0):
-    """The next reply; raises the stream's error, or queue.Empty after `timeout`."""
-    outcome = self._replies.get(timeout=timeout)
-    if isinstance(outcome, Exception):
-      raise outcome
-    return outcome
 
   def _read_all(self):
     try:

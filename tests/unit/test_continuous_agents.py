@@ -18,6 +18,7 @@ from seed.agents.sac.config import SACConfig
 from seed.envs import spec as spec_lib
 from seed.losses import gae as gae_lib
 from seed.losses import sac as sac_lib
+from tests import agent_inputs
 
 # Pendulum-like: 3 observations, one action in [-2, 2]; and a 2-d box with uneven bounds.
 PENDULUM = spec_lib.EnvSpec((3,), 'float32', action_shape=(1,), action_dtype='float32',
@@ -135,6 +136,7 @@ def test_agents_refuse_specs_they_cannot_act_in(agent_class, spec, match):
     (DDPGConfig, dict(exploration_noise=-0.1), 'a number >= 0'),
     (DDPGConfig, dict(hidden_sizes=()), 'a sequence of layer widths >= 1'),
     (DDPGConfig, dict(seed=-1), 'an int >= 0'),
+    (DDPGConfig, dict(xla_train_step='yes'), 'True or False'),
 ])
 def test_a_bad_config_value_fails_naming_class_field_value_and_range(config_class, overrides,
                                                                      accepted):
@@ -373,6 +375,24 @@ def test_replay_agent_checkpoint_round_trip_continues_identically(agent_class, t
   sample = _replay_sample(trained, PENDULUM, rng)
   assert restored.train_step(sample).logs == pytest.approx(trained.train_step(sample).logs,
                                                            rel=1e-5)
+
+
+@pytest.mark.parametrize('agent_class', [SACAgent, DDPGAgent])
+def test_an_xla_train_step_computes_what_graph_mode_does(agent_class):
+  # XLA draws other random numbers than graph mode from one generator state; SAC's
+  # are drawn outside the compiled updates, so both modes train on the same ones.
+  def make(xla):
+    return _make(agent_class, minibatch_transitions=8, updates_per_step=3, n_steps=2,
+                 num_seeds=2, xla_train_step=xla, **SMALL)
+
+  compiled, graph = make(True), make(False)
+  for step in range(3):
+    sample = agent_inputs.random_transition_sample(compiled, PENDULUM,
+                                                   np.random.default_rng(step))
+    assert compiled.train_step(sample).logs == pytest.approx(graph.train_step(sample).logs,
+                                                             rel=1e-5, abs=1e-6), step
+  for want, got in zip(graph.actor.weights, compiled.actor.weights):
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_replay_train_step_rejects_a_malformed_sample():

@@ -169,6 +169,12 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     self._updates = tf.Variable(0, dtype=tf.int64, trainable=False, name='updates')
     self._resets = tf.Variable(0, dtype=tf.int64, trainable=False, name='resets')
     self._train_function = tf.function(self._train)
+    # XLA fuses the many small ops of an update of these MLPs (docs/performance.md).
+    # Several devices stay in graph mode: their all-reduce (strategy.run) does not
+    # compile.
+    xla = config.xla_train_step and self._strategy.num_replicas_in_sync == 1
+    self._updates_function = (tf.function(self._run_updates, jit_compile=True) if xla
+                              else self._run_updates)
 
   def _shared_checkpoint_items(self) -> Dict[str, object]:
     """The counters and random streams, for checkpoint_items: a resumed run continues
@@ -263,10 +269,16 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     """Unit-space actions [N, B, A] of every seed for flattened observations x [N, B, D]
     once trained; `evaluation` [1, B, 1] bool."""
 
+  def _update_noise(self) -> Tuple[tf.Tensor, ...]:
+    """The random numbers one update uses (drawn from `self._train_noise`), in the order
+    it uses them; `_update` gets them back. None unless the agent draws some."""
+    return ()
+
   @abc.abstractmethod
-  def _update(self, transitions: Transitions) -> Dict[str, tf.Tensor]:
-    """One gradient update of every network; returns scalars named `self.log_names`
-    and `skipped_updates`."""
+  def _update(self, transitions: Transitions, noise: Tuple[tf.Tensor, ...]
+              ) -> Dict[str, tf.Tensor]:
+    """One gradient update of every network, with its `_update_noise`; returns scalars
+    named `self.log_names` and `skipped_updates`."""
 
   @abc.abstractmethod
   def _optimizers(self) -> Sequence[Tuple[object, Sequence[tf.Variable], float]]:
@@ -314,7 +326,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
     return types.TrainResult(logs=logs, skipped_updates=round(logs['skipped_updates']))
 
   def _train(self, steps: types.Steps):
-    """All the updates of one train step in one compiled loop."""
+    """All the updates of one train step: their random numbers first, then the updates
+    in one compiled loop."""
     updates_per_step = self.config.updates_per_step
 
     def by_update(x):  # [N * U * B, ...], seed by seed -> [U, N, B, ...]
@@ -323,12 +336,23 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
       return tf.transpose(x, [1, 0, 2] + list(range(3, x.shape.rank)))
 
     minibatches = tf.nest.map_structure(by_update, steps)
+    # Drawn here, outside XLA, update by update in the order the updates use them: XLA
+    # draws other numbers than graph mode from the same generator state, so with the
+    # draws here a compiled step computes what a graph-mode one does.
+    draws = [self._update_noise() for _ in range(updates_per_step)]
+    noise = tuple(tf.stack(parts) for parts in zip(*draws))  # each [U, ...]
+    return self._updates_function(minibatches, noise)
+
+  def _run_updates(self, minibatches: types.Steps, noise: Tuple[tf.Tensor, ...]):
+    """The updates of `_train`, one per minibatch [U, N, B, ...] with its noise [U, ...];
+    the means of their logs."""
+    updates_per_step = self.config.updates_per_step
     totals = {name: tf.constant(0.0) for name in self.log_names}
     skipped = tf.constant(0.0)
     for u in tf.range(updates_per_step):
       minibatch = tf.nest.map_structure(lambda x, u=u: x[u], minibatches)
       transitions = Transitions(minibatch, self._bounds, self._observation_size)
-      logs = self._update(transitions)
+      logs = self._update(transitions, tuple(x[u] for x in noise))
       # Counts whole updates only: one with a skipped part did not happen as such
       # (and the first complete one ends the uniform exploration).
       self._updates.assign_add(tf.cast(tf.equal(logs['skipped_updates'], 0.0), tf.int64))

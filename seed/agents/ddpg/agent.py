@@ -76,7 +76,8 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     noise = self.config.exploration_noise * self._action_noise.normal(tf.shape(action))
     return tf.where(evaluation, action, tf.clip_by_value(action + noise, -1.0, 1.0))
 
-  def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
+  def _update(self, transitions: offpolicy.Transitions, noise) -> Dict[str, tf.Tensor]:
+    del noise  # Deterministic: DDPG's update draws nothing.
     # Losses are means over the seeds; N times that is their sum, which gives each seed
     # its own gradient (seed.agents.common.offpolicy). Critic and actor train
     # data-parallel over the learner's devices (data_parallel; one unless told).

@@ -87,7 +87,13 @@ class SACAgent(offpolicy.OffPolicyAgent):
     sample = distributions.sample_tanh_gaussian(mean, log_std, generator=self._action_noise)
     return tf.where(evaluation, distributions.tanh_gaussian_mode(mean), sample.action)
 
-  def _update(self, transitions: offpolicy.Transitions) -> Dict[str, tf.Tensor]:
+  def _update_noise(self):
+    # next_noise, then noise, for the whole minibatch: each device's rows get the
+    # numbers one device would give them.
+    shape = [self._num_seeds, self.config.minibatch_transitions, self._bounds.size]
+    return self._train_noise.normal(shape), self._train_noise.normal(shape)
+
+  def _update(self, transitions: offpolicy.Transitions, noise) -> Dict[str, tf.Tensor]:
     # Losses are means over the seeds; N times that is their sum, which gives each seed
     # its own gradient (seed.agents.common.offpolicy). The critic and the actor train
     # data-parallel over the learner's devices (data_parallel: one device unless
@@ -96,11 +102,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
     replicas = data_parallel.num_replicas(self._strategy)
     alpha = self.temperature.alpha()[:, tf.newaxis]  # [N, 1] against [N, B].
     x, action, next_x = transitions.observation, transitions.action, transitions.last_observation
-    # Both draws for the whole minibatch, in the order one device always drew them, so
-    # that each device's rows get the numbers one device would give them.
-    noise_shape = tf.concat([tf.shape(action)[:2], [self._bounds.size]], axis=0)
-    next_noise = self._train_noise.normal(noise_shape)
-    noise = self._train_noise.normal(noise_shape)
+    next_noise, noise = noise
     # Counted over the whole minibatch, each shard's loss weighs its items as the whole
     # batch's masked mean does.
     valid, valid_counts = transitions.valid_counts(self.config.discount)

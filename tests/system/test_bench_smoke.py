@@ -154,6 +154,19 @@ def test_replay_prefetch_benchmark_prints_a_row_per_depth():
   assert [row[0] for row in rows] == ['0', '1'], result.stdout
 
 
+@pytest.mark.parametrize('xla', [True, False])
+def test_the_offpolicy_step_benchmark_times_a_train_step_with_and_without_xla(xla):
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.offpolicy_step', '--gin_file=gin/toy/sr_sac.gin',
+       '--agent=sr_sac', '--steps=2', '--warmup_steps=1',
+       f'--gin_bindings=SACConfig.xla_train_step = {xla}'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 0, result.stdout + result.stderr
+  row = json.loads(result.stdout.splitlines()[-1])
+  assert (row['xla_train_step'], row['updates_per_step']) == (xla, 8), row
+  assert row['wall_ms'] > 0 and row['cpu_ms'] > 0, row
+
+
 def test_r2d2_step_counts_the_nature_cnn_by_hand():
   counts = bench_value('r2d2_step', """
 value = [m.conv_macs(84, 8, 4, 4, 32), m.conv_macs(20, 4, 2, 32, 64), m.conv_macs(9, 3, 1, 64, 64),

@@ -271,7 +271,7 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
 
   def _update_noise(self) -> Tuple[tf.Tensor, ...]:
     """The random numbers one update uses (drawn from `self._train_noise`), in the order
-    it uses them; `_update` gets them back. None unless the agent draws some."""
+    it uses them; `_update` gets them back. () unless the agent draws some."""
     return ()
 
   @abc.abstractmethod

@@ -20,19 +20,19 @@ sample_factory/cfg/cfg.py; every flag below is passed explicitly):
     sides; --normalize_input=False turns off Sample Factory's running
     mean/std observation normalisation (on in its Atari defaults), which seed
     does not have and which would add work to every forward pass.
-  * Gradient passes per frame: one. The Atari defaults train 4 epochs over
-    4 minibatches of 256 (num_epochs=4, num_batches_per_epoch=4,
-    batch_size=256), i.e. every frame feeds 4 gradient steps. Here
-    --num_epochs=1 --num_batches_per_epoch=1, so every frame feeds exactly one.
-  * Batch per gradient step: 640 agent steps, as seed's 32 unrolls x 20
-    steps. --rollout=20 --batch_size=640: each gradient step sees 32
-    trajectories of 20 steps (Sample Factory's trajectories_per_minibatch() is
-    batch_size // rollout).
+  * Gradient passes per frame: four, as seed's `gin/atari/vtrace.gin` since the
+    V-trace fix (docs/learning.md): each batch of 8 unrolls x 128 steps (1,024
+    agent steps) is trained for 4 epochs of 4 minibatches of 2 unrolls. Here
+    --rollout=128 --batch_size=256 --num_batches_per_epoch=4 --num_epochs=4:
+    each training iteration takes 4 x 256 = 1,024 agent steps and makes 16
+    gradient steps of 256, every frame feeding 4 of them -- also Sample
+    Factory's own Atari defaults (num_epochs=4, num_batches_per_epoch=4,
+    batch_size=256, rollout=128).
   * Asynchrony: --async_rl=True, Sample Factory's own default (cfg.py; the
     Atari defaults switch it off), because seed's actors also keep stepping
     while the learner trains, where its sync mode alternates collecting and
-    training. Pass --async_rl=False to see sync mode: 2 workers x 2 envs x 20
-    steps = 80 divides 640, as sync mode requires (cfg/arguments.py).
+    training. Pass --async_rl=False to see sync mode: 2 workers x 2 envs x 128
+    steps = 512 divides an iteration's 1,024, as sync mode requires (cfg/arguments.py).
   * Environment: Pong, action repeat 4 with a max over the last two frames,
     up to 30 no-op starts, 84x84 grayscale, frame stack 4, no sticky actions.
     Frames are counted with the action repeat on both sides.
@@ -137,10 +137,12 @@ def _check_call(command: list[str], what: str) -> None:
                        f'Command: {" ".join(command)}') from error
 
 
-# Seed's V-trace learner: 32 unrolls x 20 steps per gradient step
-# (gin/atari/vtrace.gin), each frame used by exactly one gradient step.
-SEED_UNROLL_LENGTH = 20
-SEED_UNROLLS_PER_BATCH = 32
+# Seed's V-trace learner (gin/atari/vtrace.gin): batches of 8 unrolls x 128 steps,
+# each trained 4 epochs x 4 minibatches: every frame feeds 4 gradient steps of 256.
+SEED_UNROLL_LENGTH = 128
+SEED_UNROLLS_PER_BATCH = 8
+SEED_EPOCHS = 4
+SEED_MINIBATCHES = 4
 
 # Flags that make the comparison fair; see the module docstring for why each.
 FAIR_FLAGS = {
@@ -153,11 +155,11 @@ FAIR_FLAGS = {
     'decoder_mlp_layers': [],
     'actor_critic_share_weights': True,
     'normalize_input': False,
-    # One gradient pass over every frame, 640 agent steps per gradient step.
+    # Four gradient passes over every frame, 256 agent steps per gradient step.
     'rollout': SEED_UNROLL_LENGTH,
-    'batch_size': SEED_UNROLL_LENGTH * SEED_UNROLLS_PER_BATCH,
-    'num_batches_per_epoch': 1,
-    'num_epochs': 1,
+    'batch_size': SEED_UNROLL_LENGTH * SEED_UNROLLS_PER_BATCH // SEED_MINIBATCHES,
+    'num_batches_per_epoch': SEED_MINIBATCHES,
+    'num_epochs': SEED_EPOCHS,
     # Collect while training, as seed does.
     'async_rl': True,
     # Environment, spelled out although they are the Atari defaults.
@@ -326,8 +328,8 @@ def run_sample_factory(wall_time_s: float, num_workers: int = 2, envs_per_worker
      warmup_s (nan ones left out), 'frames_per_s_overall': frames trained
      between the first and the last report after warmup_s over the seconds
      between them (nan with fewer than two; finer grained than the 10-s
-     figures, which move in steps of one gradient step's 640 x 4 frames per
-     10 s = 256 frames/s), 'samples': every report as a dict with t_s
+     figures, which move in steps of one training iteration's frames per
+     10 s: 1,024 x 4 frames, 410 frames/s), 'samples': every report as a dict with t_s
      (seconds from launch), fps_10s, fps_60s, fps_300s and total_frames,
      'settings': the settings to show beside seed's figures, 'command': the
      command line, 'launcher': the source of the script it ran (its temp copy
@@ -425,9 +427,9 @@ SWEEP = (
     (2, 16, ()),
     (2, 16, ('--worker_num_splits=1',)),
     (4, 8, ()),
-    (4, 16, ()),
-    (2, 16, ('--batch_size=2048',)),       # 1 gradient step a frame, bigger steps
-    (4, 16, ('--batch_size=2048',)),
+    # Bigger gradient steps, still 4 passes over each frame: 4 x 1,024 an iteration.
+    (2, 16, ('--batch_size=1024',)),
+    (4, 16, ('--batch_size=1024',)),
 )
 
 

@@ -12,9 +12,11 @@ a seed of the same experiment (the experiment runner's `<name>__seed=<k>`). A le
 that trained several seeds (--num_seeds) logged each under `seed_<k>/`: those are its
 seeds. The curve of a seed is the running mean of its episode returns (--window
 episodes) against env frames and against wall time; over several seeds, the mean and
-the band between the lowest and highest seed. Wall time is training time: a run
-resumed from its checkpoints (a new events file per learner start) continues from
-where the last file ended, without the pause between. --baseline draws another RUN
+the band between the lowest and highest seed. A run resumed from its checkpoints has
+an events file per learner start: the episodes an earlier file logged after the frame
+the next one resumed from came from training the resume threw away, and are left out
+(to within the next file's first progress tick or episode), and wall time is the training time of what is kept: each
+file's clock continues from the last episode kept, without the pause between. --baseline draws another RUN
 dashed behind the rest; --compare gives each RUN a panel of its own, side by side,
 instead of one panel for all; --reference draws a published figure as a horizontal
 line; --max_env_frames cuts runs of different lengths to one budget.
@@ -81,6 +83,14 @@ def _read_events(run_dir: str, metric: str) -> Dict[str, List[Tuple[int, float, 
         path, size_guidance={event_accumulator.TENSORS: 0, event_accumulator.SCALARS: 0})
     events.Reload()
     tags = events.Tags()
+    resumed_at = _first_step(events)
+    if found and resumed_at is not None:
+      # A resume rewinds to its checkpoint's frames, which the file's first progress
+      # tick follows: what earlier files logged after that was trained away.
+      found = {prefix: [p for p in points if p[0] < resumed_at]
+               for prefix, points in found.items()}
+      kept_times = [t for points in found.values() for _, t, _ in points]
+      clock_end_s = max(kept_times) if kept_times else clock_end_s
     in_file: Dict[str, List[Tuple[int, float, float]]] = {}
     for tag in tags.get('tensors', []):
       if tag == metric or (tag.startswith('seed_') and tag.endswith('/' + metric)):
@@ -102,6 +112,14 @@ def _read_events(run_dir: str, metric: str) -> Dict[str, List[Tuple[int, float, 
       found.setdefault(prefix, []).extend((step, t + shift_s, v) for step, t, v in points)
     clock_end_s = max(times) + shift_s
   return found
+
+
+def _first_step(events) -> Optional[int]:
+  """The smallest step of any tag in one events file (None for a file without any)."""
+  tags = events.Tags()
+  steps = ([e.step for tag in tags.get('tensors', []) for e in events.Tensors(tag)] +
+           [e.step for tag in tags.get('scalars', []) for e in events.Scalars(tag)])
+  return min(steps) if steps else None
 
 
 def _seed(points: List[Tuple[int, float, float]]) -> Seed:

@@ -113,6 +113,19 @@ def test_a_resumed_run_continues_its_clock_without_the_pause(tmp_path):
   assert seed.wall_s[-1] - first.wall_s[-1] < 2.0
 
 
+def test_episodes_after_the_checkpoint_a_run_resumed_from_are_left_out(tmp_path):
+  run = tmp_path / 'resumed'
+  # Trained to 500 frames, checkpointed at 300, killed; the resume logs from 300 again.
+  _write_run(run, {'episode/return': [1, 2, 3, 4, 5]})
+  time.sleep(1.5)
+  _write_run(run, {'episode/return': [-3, -4]}, first_frame=350)
+  [seed] = plotting.load_run(str(run))
+  assert list(seed.frames) == [100, 200, 300, 350, 450]
+  assert list(seed.returns) == [1, 2, 3, -3, -4]
+  # The clock goes on from the last episode kept.
+  assert seed.wall_s[-1] < 1.0
+
+
 def test_references_a_frame_budget_and_the_saved_data_round_trip(tmp_path):
   for k in range(2):
     _write_run(tmp_path / 'grid' / f'catch__seed={k}', {'episode/return': [k, k + 1, k + 2]})

@@ -58,15 +58,19 @@ def train(args, logdir: str) -> int:
 
 def read_episodes(logdir: str) -> List[dict]:
   """The run's episodes; wall_s adds up the learner's runs (each resume starts its
-  clock at 0 again), so it is training time, without the pauses between them."""
+  clock at 0 again), so it is training time, without the pauses between them. A
+  resume rewinds the frames to its checkpoint's: the episodes logged before it that
+  ended at or after the resumed run's first came from training it threw away, and are
+  left out (as `seed plot` leaves them out of the curves)."""
   episodes, offset_s, last_s = [], 0.0, 0.0
   with open(os.path.join(logdir, 'episodes.csv')) as f:
     for r in csv.DictReader(f):
-      wall_s = float(r['wall_time_s'])
+      wall_s, frames = float(r['wall_time_s']), int(r['env_frames'])
       if wall_s + offset_s < last_s:  # A resumed learner's clock restarted.
-        offset_s = last_s
+        episodes = [e for e in episodes if e['frames'] < frames]
+        offset_s = episodes[-1]['wall_s'] if episodes else 0.0
       last_s = wall_s + offset_s
-      episodes.append({'frames': int(r['env_frames']), 'return': float(r['episode_return']),
+      episodes.append({'frames': frames, 'return': float(r['episode_return']),
                        'wall_s': last_s})
   return episodes
 

@@ -10,7 +10,7 @@ from typing import Optional
 import grpc
 
 from seed import agents
-from seed import security, settings
+from seed import event_loop, security, settings
 from seed.envs import EnvConfig
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
@@ -144,9 +144,9 @@ class Learner:
     self._final_checkpoint_done = False
     self._final_checkpoint_written = True  # False only when writing it failed
     try:
-      asyncio.run(self._serve())
+      event_loop.run(self._serve(), self.options.event_loop)
     finally:
-      # asyncio.run removed its handlers: a second Ctrl-C or SIGTERM must not
+      # The loop's end removed its handlers: a second Ctrl-C or SIGTERM must not
       # interrupt the final checkpoint.
       for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: _log.warning('already stopping: finishing the '
@@ -181,6 +181,7 @@ class Learner:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
       loop.add_signal_handler(signum, self._on_signal, signum)
+    _log.info('learner: event loop %s', event_loop.effective(self.options.event_loop))
     batcher = Batcher(self.processor, self.options.inference_batch_size,
                       self.options.max_wait_ms, lambda: service.active_envs(),
                       num_lanes=self.processor.num_lanes)

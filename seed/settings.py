@@ -111,6 +111,10 @@ LEARNER = (
     Setting('max_wait_ms', 'float', 5.0,
         'Run a partial batch after waiting this long.',
         check=at_least(0, 'milliseconds')),
+    Setting('event_loop', 'enum', 'uvloop',
+        "The server's event loop: uvloop (libuv; less CPU per actor message, asyncio's "
+        'own where uvloop is not installed) or asyncio.',
+        choices=('uvloop', 'asyncio')),
     Setting('checkpoint_interval_s', 'float', 300.0,
         'Seconds between checkpoints.',
         check=above(0, 'seconds')),
@@ -290,6 +294,10 @@ ACTOR = (
         'Touch this file every 10 s while the actor runs (stepping, or retrying a '
         'learner it lost); older than a minute, the actor hangs (an env step that '
         "never returns): a liveness probe's signal."),
+    Setting('event_loop', 'enum', 'uvloop',
+        "The actor's event loop: uvloop (libuv; less CPU per message, asyncio's own "
+        'where uvloop is not installed) or asyncio.',
+        choices=('uvloop', 'asyncio')),
     Setting('tls_ca_file', 'string', None,
         'PEM CA certificate: connect over TLS.'),
     Setting('auth_token_file', 'string', None,

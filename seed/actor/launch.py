@@ -12,7 +12,7 @@ from typing import Optional
 
 import grpc
 
-from seed import config, security, settings, unix_address
+from seed import config, event_loop, security, settings, unix_address
 from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerRefused, actor_stats,
                                make_env_batches)
 from seed.envs import EnvConfig
@@ -48,13 +48,14 @@ def launch(flags: ActorFlags) -> int:
     _log.error('actor %d: %s', flags.actor_id, e)
     return BAD_SETTINGS
   first_seed = flags.seed + 1000 * flags.actor_id
-  _log.info('actor %d: %d %s envs, seeds %d..%d, backend %s', flags.actor_id, flags.num_envs,
-            env_config.name, first_seed, first_seed + flags.num_envs - 1, env_config.backend)
+  _log.info('actor %d: %d %s envs, seeds %d..%d, backend %s, event loop %s', flags.actor_id,
+            flags.num_envs, env_config.name, first_seed, first_seed + flags.num_envs - 1,
+            env_config.backend, event_loop.effective(flags.event_loop))
   actor = Actor(batches, env_config.name, flags.actor_id, flags.server_address,
                 evaluation=flags.eval, max_steps=flags.max_steps, credentials=credentials,
                 auth_token=auth_token)
   try:
-    asyncio.run(_run(actor, flags.heartbeat_file))
+    event_loop.run(_run(actor, flags.heartbeat_file), flags.event_loop)
   except LearnerRefused as e:
     what = ('the learner refused our auth token' if e.code == grpc.StatusCode.UNAUTHENTICATED
             else 'the learner refused us')

@@ -58,7 +58,8 @@ def test_each_entry_point_defines_its_table_and_nothing_else(name):
 def test_every_flag_reads_its_seed_variable(setting):
   samples = {'string': ('x:1', 'x:1'), 'integer': ('7', 7), 'float': ('2.5', 2.5),
              'bool': ('true', True), 'multi_string': ('a\nb', ['a', 'b'])}
-  raw, parsed = samples[setting.kind]
+  raw, parsed = (samples[setting.kind] if setting.kind != 'enum'
+                 else (setting.choices[-1], setting.choices[-1]))
   flag_values = flags.FlagValues()
   flag_env.define([setting], 'probe', flag_values)
   flag_env.apply_environment(flag_values, [setting.name], {f'SEED_{setting.name.upper()}': raw})

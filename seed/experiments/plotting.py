@@ -17,9 +17,10 @@ an events file per learner start: the episodes an earlier file logged after the 
 the next one resumed from came from training the resume threw away, and are left out
 (to within the next file's first progress tick or episode); wall time is the training
 time of what is kept, each file's clock going on from the last episode kept, without
-the pause between. --baseline draws another RUN dashed behind the rest; --compare gives each RUN a panel of its own, side by side,
-instead of one panel for all; --reference draws a published figure as a horizontal
-line; --max_env_frames cuts runs of different lengths to one budget.
+the pause between. --baseline draws another RUN dashed behind the rest; --compare
+gives each RUN a panel of its own, side by side, instead of one panel for all;
+--reference draws a published figure as a horizontal line; --max_env_frames cuts runs
+of different lengths to one budget.
 
 --save_data writes every episode the figure uses (run label, baseline or run, seed,
 env frames, wall time, return) to a CSV, small enough to keep beside the figure; a RUN

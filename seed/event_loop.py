@@ -11,7 +11,7 @@ import asyncio
 import importlib.util
 from typing import Awaitable, Callable, Optional, TypeVar
 
-CHOICES = ('uvloop', 'asyncio')
+CHOICES = ('uvloop', 'asyncio')  # settings.EVENT_LOOPS: the flags' choices (a test checks)
 T = TypeVar('T')
 
 

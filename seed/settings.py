@@ -48,6 +48,10 @@ class Setting:
 
 
 # --learner_devices: '' or 'GPU:0,GPU:1' and the like.
+# --event_loop of the learner and the actor (seed/event_loop.py runs them; the first is
+# the default).
+EVENT_LOOPS = ('uvloop', 'asyncio')
+
 _DEVICE_LIST = re.compile(r'((CPU|GPU|TPU):\d+(,(CPU|GPU|TPU):\d+)*)?')
 
 
@@ -114,7 +118,7 @@ LEARNER = (
     Setting('event_loop', 'enum', 'uvloop',
         "The server's event loop: uvloop (libuv; less CPU per actor message, asyncio's "
         'own where uvloop is not installed) or asyncio.',
-        choices=('uvloop', 'asyncio')),
+        choices=EVENT_LOOPS),
     Setting('checkpoint_interval_s', 'float', 300.0,
         'Seconds between checkpoints.',
         check=above(0, 'seconds')),
@@ -297,7 +301,7 @@ ACTOR = (
     Setting('event_loop', 'enum', 'uvloop',
         "The actor's event loop: uvloop (libuv; less CPU per message, asyncio's own "
         'where uvloop is not installed) or asyncio.',
-        choices=('uvloop', 'asyncio')),
+        choices=EVENT_LOOPS),
     Setting('tls_ca_file', 'string', None,
         'PEM CA certificate: connect over TLS.'),
     Setting('auth_token_file', 'string', None,

@@ -3,7 +3,7 @@ import asyncio
 
 import pytest
 
-from seed import event_loop
+from seed import event_loop, settings
 
 
 async def _loop_module() -> str:
@@ -21,3 +21,9 @@ def test_each_choice_runs_a_coroutine_on_its_loop():
 def test_an_unknown_loop_is_refused_by_name():
   with pytest.raises(ValueError, match=r"--event_loop='trio'; expected one of uvloop, asyncio"):
     event_loop.loop_factory('trio')
+
+
+def test_the_flags_offer_the_loops_this_module_runs():
+  assert settings.EVENT_LOOPS == event_loop.CHOICES
+  for schema in (settings.LEARNER, settings.ACTOR):
+    assert settings.by_name(schema)['event_loop'].choices == event_loop.CHOICES

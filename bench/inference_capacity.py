@@ -15,7 +15,11 @@ is welcomed and --warmup_s has passed, it counts over --seconds: messages and en
 (observations) served per second, frames per second (the env's frames per step), the
 round trip p50/p99 of one stream (send, get actions), the learner's mean inference batch
 (its progress.csv) and the CPU the learner and the clients used (% of one core), with
-the learner's CPU per message and the messages one learner core serves. Everything is
+the learner's CPU per message and the messages one learner core serves, that CPU by
+the learner's threads (its event loop, gRPC's threads, the inference lanes, TensorFlow's
+own threads, the rest: bench.processes.LEARNER_THREAD_PARTS) and what it is outside
+TensorFlow's threads, which compute the model (a call's dispatch, and the arithmetic
+TensorFlow runs on the calling lane, stay in the lanes' part). Everything is
 bounded: at most MAX_STREAMS streams, --seconds per point, a deadline for connecting.
 
   python -m bench.inference_capacity --gpu_proxy --envs_per_stream 1,4,16,64 ...
@@ -178,9 +182,11 @@ def measure(address: str, learner_pid: int, logdir: str, spec_json: str, env_nam
       time.sleep(args.warmup_s)
       rows_before = len(_progress_rows(logdir))
       learner_cpu_before = processes.cpu_s(learner_pid)
+      threads_before = processes.learner_thread_cpu_s(learner_pid)
       go.set()
       time.sleep(args.seconds)
       learner_cpu = processes.cpu_s(learner_pid) - learner_cpu_before
+      threads_after = processes.learner_thread_cpu_s(learner_pid)
       for client in clients:
         client.join(timeout=60)
         if client.exitcode != 0:
@@ -197,7 +203,11 @@ def measure(address: str, learner_pid: int, logdir: str, spec_json: str, env_nam
              if float(r.get('mean_inference_batch') or 0) > 0]
   seconds = statistics.mean(r['seconds'] for r in results)
   messages_per_s = sum(r['replies'] for r in results) / seconds
+  messages = messages_per_s * args.seconds
   return {
+      'learner_cpu_ms_per_message_by_part': {
+          part: (1000 * (threads_after[part] - threads_before[part]) / messages
+                 if messages else None) for part in processes.LEARNER_THREAD_PARTS},
       'messages_per_s': messages_per_s,
       'obs_per_s': messages_per_s * envs_per_stream,
       'learner_cpu_ms_per_message': (1000 * learner_cpu / args.seconds / messages_per_s
@@ -295,8 +305,10 @@ def main(argv=None) -> int:
            f'flags {args.learner_flag}', '',
            '| envs per message | streams | messages/s | env steps/s | frames/s | round trip '
            'p50 / p99 (ms) | mean batch | learner CPU (% of a core) | learner CPU per '
-           'message (ms) | messages/s per learner core | clients CPU (% of a core) |',
-           '|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|']
+           'message (ms) | of which: event loop / gRPC / inference lanes / TensorFlow / '
+           'other threads | outside TensorFlow\'s threads | messages/s per learner core | '
+           'clients CPU (% of a core) |',
+           '|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---:|']
   print('\n'.join(lines), flush=True)
   with tempfile.TemporaryDirectory(prefix='seed-capacity-') as logdir:
     learner = processes.start_learner(
@@ -317,11 +329,16 @@ def main(argv=None) -> int:
                       point, args)
         cpu_share = row['learner_cpu_pct'] / 100
         per_core = row['messages_per_s'] / cpu_share if cpu_share > 0 else None
+        by_part = row['learner_cpu_ms_per_message_by_part']
+        outside_tensorflow = (None if by_part['TensorFlow'] is None else
+                              sum(v for k, v in by_part.items() if k != 'TensorFlow'))
         line = (f'| {envs} | {num_streams:,} | {_fmt(row["messages_per_s"])} | '
                 f'{_fmt(row["obs_per_s"])} | {_fmt(row["obs_per_s"] * frames_per_step)} | '
                 f'{_fmt(row["round_trip_ms_p50"], 2)} / {_fmt(row["round_trip_ms_p99"], 2)} | '
                 f'{_fmt(row["mean_batch"], 1)} | {_fmt(row["learner_cpu_pct"])} | '
-                f'{_fmt(row["learner_cpu_ms_per_message"], 2)} | {_fmt(per_core)} | '
+                f'{_fmt(row["learner_cpu_ms_per_message"], 2)} | '
+                f'{" / ".join(_fmt(v, 2) for v in by_part.values())} | '
+                f'{_fmt(outside_tensorflow, 2)} | {_fmt(per_core)} | '
                 f'{_fmt(row["client_cpu_pct"])} |')
         lines.append(line)
         print(line, flush=True)

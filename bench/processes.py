@@ -5,12 +5,48 @@ import os
 from seed.process.local_processes import (REPO, child_env, sigterm_raises, start_actor,
                                           start_learner, stop, wait_for_port)
 
-__all__ = ['REPO', 'child_env', 'cpu_s', 'sigterm_raises', 'start_actor', 'start_learner',
+__all__ = ['REPO', 'child_env', 'cpu_s', 'learner_thread_cpu_s', 'sigterm_raises', 'start_actor', 'start_learner',
            'stop', 'wait_for_port']
 
 
 def cpu_s(pid: int) -> float:
   """User + system CPU seconds of a process, all its threads (Linux /proc)."""
-  with open(f'/proc/{pid}/stat') as f:
+  return _stat_cpu_s(f'/proc/{pid}/stat')
+
+
+def _stat_cpu_s(path: str) -> float:
+  with open(path) as f:
     fields = f.read().rpartition(')')[2].split()
   return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+# The learner's threads by what they do, from the names the OS shows (seed.thread_names
+# names ours; gRPC and TensorFlow name theirs). Its main thread runs the event loop.
+LEARNER_THREAD_PARTS = ('event loop', 'gRPC', 'inference lanes', 'TensorFlow', 'other')
+
+
+def _learner_thread_part(pid: int, tid: int, name: str) -> str:
+  if tid == pid:
+    return 'event loop'
+  if name.startswith(('event_engine', 'grpc')):
+    return 'gRPC'
+  if name.startswith('seed_infer'):
+    return 'inference lanes'
+  if name.startswith('tf_'):
+    return 'TensorFlow'
+  return 'other'
+
+
+def learner_thread_cpu_s(pid: int) -> dict:
+  """User + system CPU seconds of a learner's live threads, summed by part
+  (LEARNER_THREAD_PARTS): the difference of two readings says where a window's CPU went."""
+  parts = dict.fromkeys(LEARNER_THREAD_PARTS, 0.0)
+  for tid in os.listdir(f'/proc/{pid}/task'):
+    try:
+      with open(f'/proc/{pid}/task/{tid}/comm') as f:
+        name = f.read().strip()
+      parts[_learner_thread_part(pid, int(tid), name)] += _stat_cpu_s(
+          f'/proc/{pid}/task/{tid}/stat')
+    except FileNotFoundError:
+      pass  # The thread ended between the listing and the reading.
+  return parts

@@ -4,6 +4,7 @@ import threading
 import time
 from typing import Callable, Optional
 
+from seed import thread_names
 from seed.learner.checkpoint import CheckpointWriteError
 
 _log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ class Trainer(threading.Thread):
     self.checkpoint_failures = 0  # all of this run
 
   def run(self) -> None:
+    thread_names.name_this_thread('seed_trainer')
     last_save = time.monotonic()
     nonfinite_in_a_row = 0
     try:

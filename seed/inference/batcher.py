@@ -5,6 +5,7 @@ import threading
 import time
 from typing import Callable, Dict, List, Optional, Sequence
 
+from seed import thread_names
 from seed.inference.step_processor import StepRequest
 
 
@@ -111,6 +112,7 @@ class Batcher:
 
   def _lane_loop(self, lane: int) -> None:
     """A lane's thread: runs each batch it is given until it is given None."""
+    thread_names.name_this_thread(f'seed_infer_{lane}')
     while True:
       batch = self._lane_queues[lane].get()
       if batch is None:

@@ -12,6 +12,7 @@ import queue
 import threading
 from typing import Dict, Optional
 
+from seed import thread_names
 from seed import types
 from seed.inputs.wrapped_input import WrappedInput
 
@@ -34,6 +35,7 @@ class PrefetchingInput(WrappedInput):
     self._thread.start()
 
   def _fill(self) -> None:
+    thread_names.name_this_thread('seed_prefetch')
     try:
       while not self._stop.is_set():
         sample = self.inner.sample(self.batch_unrolls)

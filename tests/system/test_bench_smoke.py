@@ -72,6 +72,27 @@ def test_the_inference_capacity_benchmark_prints_a_row_per_envs_and_stream_count
     assert all(c != '—' for c in cells), row
     messages, env_steps = (float(cells[i].replace(',', '')) for i in (2, 3))
     assert messages > 0 and env_steps == pytest.approx(messages * int(cells[0]), rel=0.01), row
+    assert len(cells[9].split(' / ')) == 5, row  # event loop, gRPC, lanes, TF, other
+
+
+def test_the_learner_cpu_by_thread_finds_a_named_inference_lane():
+  parts = bench_value('processes', """
+import os, threading, time
+from seed import thread_names
+def spin():
+  thread_names.name_this_thread('seed_infer_0')
+  end = time.thread_time() + 0.3
+  while time.thread_time() < end:
+    pass
+before = m.learner_thread_cpu_s(os.getpid())
+thread = threading.Thread(target=spin)
+thread.start()
+thread.join(0.25)
+after = m.learner_thread_cpu_s(os.getpid())
+thread.join()
+value = {part: after[part] - before[part] for part in m.LEARNER_THREAD_PARTS}""")
+  assert list(parts) == ['event loop', 'gRPC', 'inference lanes', 'TensorFlow', 'other']
+  assert parts['inference lanes'] > 0.05, parts
 
 
 @pytest.mark.parametrize('streams', ['0', '1001', '1,x'])

@@ -5,8 +5,9 @@
 A learner serving inference only (--notrain, as bench.throughput's inference rows) and,
 for each stream count N in --streams, N simulated actors: streams that speak the real
 protocol (hello, welcome, then step / actions) but step no env. Each sends one Step
-serialized once at start (a pre-made observation of the env's spec, --envs_per_stream
-envs) as soon as its previous actions arrive, after --think_ms (an env's step time,
+(a pre-made observation of the env's spec, --envs_per_stream envs; over gRPC serialized
+once at start, over the Unix socket as an actor sends it, the observations beside the
+message) as soon as its previous actions arrive, after --think_ms (an env's step time,
 0 for the learner's own limit). The streams run as asyncio tasks in --client_processes
 processes, each stream on its own connection as a real actor's.
 
@@ -79,6 +80,8 @@ def _client_process(address: str, spec_json: str, env_name: str, first_actor_id:
   step_bytes = protocol.make_step(observations, zeros.astype(np.float32), zeros.astype(bool),
                                   zeros.astype(bool)).SerializeToString()
   state = {'counting': False, 'replies': 0, 'round_trips': []}
+  local = unix_address.is_local_address(address)
+  zeros_f, zeros_b = zeros.astype(np.float32), zeros.astype(bool)
 
   @contextlib.asynccontextmanager
   async def open_stream():
@@ -105,7 +108,10 @@ def _client_process(address: str, spec_json: str, env_name: str, first_actor_id:
         if think_ms > 0:
           await asyncio.sleep(think_ms / 1000)
         sent = time.perf_counter()
-        await call.write(step_bytes)
+        if local:  # As an actor of this host sends: the observations beside the message.
+          await call.write_step(observations, zeros_f, zeros_b, zeros_b)
+        else:
+          await call.write(step_bytes)
         reply = await read()
         if reply is aio.EOF:
           raise RuntimeError(f'stream {actor_id}: the learner ended the stream')

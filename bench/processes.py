@@ -2,11 +2,11 @@
 with what only benches need."""
 import os
 
-from seed.process.local_processes import (REPO, child_env, sigterm_raises, start_actor,
-                                          start_learner, stop, wait_for_port)
+from seed.process.local_processes import (REPO, child_env, local_socket, sigterm_raises,
+                                          start_actor, start_learner, stop, wait_for_port)
 
-__all__ = ['REPO', 'child_env', 'cpu_s', 'learner_thread_cpu_s', 'sigterm_raises', 'start_actor', 'start_learner',
-           'stop', 'wait_for_port']
+__all__ = ['REPO', 'child_env', 'cpu_s', 'learner_thread_cpu_s', 'local_socket', 'sigterm_raises',
+           'start_actor', 'start_learner', 'stop', 'wait_for_port']
 
 
 def cpu_s(pid: int) -> float:

@@ -156,12 +156,15 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
                     args) -> Dict[str, Optional[float]]:
   """Learner + actors as separate processes, as run_local.sh starts them."""
   with tempfile.TemporaryDirectory(prefix='seed-bench-') as logdir:
+    socket_flags, actor_address = (processes.local_socket(logdir, args.learner_flag)
+                                   if args.transport == 'unix' else ([], None))
     learner = processes.start_learner(
         logdir, agent, [f'--gin_file={gin_file}', '--progress_interval_s=0.5',
                         *(f'--gin_bindings={b}' for b in args.gin_bindings),
                         '--checkpoint_interval_s=1e9',
                         f'--inference_batch_size={args.inference_batch_size}',
-                        '--train' if train else '--notrain'] + args.learner_flag)
+                        '--train' if train else '--notrain'] + socket_flags
+        + args.learner_flag)
     actors = []
     try:
       port = processes.wait_for_port(learner, logdir)
@@ -169,7 +172,8 @@ def measure_learner(gin_file: str, agent: str, num_actors: int, num_envs: int, t
         actors.append(processes.start_actor(
             i, num_envs, port,
             [f'--gin_file={gin_file}', f'--stats_file={logdir}/actor_{i}.json',
-             *(f'--gin_bindings={b}' for b in args.gin_bindings)] + args.actor_flag))
+             *(f'--gin_bindings={b}' for b in args.gin_bindings)] + args.actor_flag,
+            address=actor_address))
       progress = os.path.join(logdir, 'progress.csv')
       # Warm-up counts from the first frames, and when training from the first train
       # step: tracing the train step (seconds, more on a loaded machine) is not training.
@@ -242,6 +246,10 @@ def main(argv=None) -> int:
   parser.add_argument('--gin_bindings', action='append', default=[],
                       help="gin binding for the env-limit processes, learner and actors, "
                            "repeatable (e.g. \"EnvConfig.backend = 'envpool'\")")
+  parser.add_argument('--transport', choices=('unix', 'grpc'), default='unix',
+                      help="how the actors reach the learner: its Unix socket, as "
+                      "run_local.sh's do (tables before 2026-11-29 used gRPC), or gRPC on "
+                      'loopback')
   parser.add_argument('--peer_s', type=float, default=0,
                       help='also run Sample Factory APPO on Pong for this many seconds')
   parser.add_argument('--out', help='also write the table to this markdown file')

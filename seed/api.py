@@ -204,7 +204,8 @@ def train(env: str, agent: str, num_actors: int = 2, num_envs: int = 4,
   path = _gin_file(env, agent, gin_file)
   logdir = os.path.abspath(logdir or os.path.join('runs', f'{env}_{agent}'))
   gin_flags = [f'--gin_file={path}'] + [f'--gin_bindings={b}' for b in gin_bindings]
-  flags = gin_flags + [f'--seed={seed}'] + list(learner_flags)
+  socket_flags, actor_address = local_processes.local_socket(logdir, learner_flags)
+  flags = gin_flags + [f'--seed={seed}'] + socket_flags + list(learner_flags)
   if max_env_frames is not None:
     flags.append(f'--max_env_frames={max_env_frames}')
   learner = local_processes.start_learner(logdir, agent, flags, append=True)
@@ -215,8 +216,8 @@ def train(env: str, agent: str, num_actors: int = 2, num_envs: int = 4,
                        f'{local_processes.learner_last_line(logdir)}') from e
   actors = [local_processes.start_actor(
       actor_id, num_envs, port, gin_flags + [f'--seed={seed}'] + list(actor_flags),
-      log_path=os.path.join(logdir, 'logs', f'actor_{actor_id}.log'), append=True)
-            for actor_id in range(num_actors)]
+      log_path=os.path.join(logdir, 'logs', f'actor_{actor_id}.log'), append=True,
+      address=actor_address) for actor_id in range(num_actors)]
   return TrainingRun(logdir, learner, actors)
 
 

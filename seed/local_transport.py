@@ -12,6 +12,13 @@ and the body.
   actor -> learner   b'm' metadata (JSON object of strings: the authorization
                           header gRPC would carry), first and only once
                      b'd' an ActorMessage
+                     b'o' a step with its observations beside the message: a 4-byte
+                          little-endian length, that many bytes of ActorMessage whose
+                          step's observations name only dtype and shape, then the
+                          observations' bytes (C order). The actor's steps travel so:
+                          building and serializing a protobuf copy of a 16-env Pong
+                          step cost the actor about 0.75 ms (four copies of 450 KB,
+                          each into fresh pages); this frame costs it a few µs
                      b'e' no more messages (gRPC's done_writing)
   learner -> actor   b'd' a LearnerMessage
                      b's' the stream's status (JSON: code name, details), then the
@@ -37,6 +44,7 @@ from typing import Awaitable, Callable, Optional, Sequence, Tuple, Union
 
 import grpc
 from grpc import aio
+import numpy as np
 
 from seed import protocol
 from seed.proto import actor_learner_pb2 as pb
@@ -45,7 +53,7 @@ from seed.unix_address import SCHEME, check_path
 _log = logging.getLogger(__name__)
 
 _HEADER = struct.Struct('<I')
-METADATA, DATA, END, STATUS = b'm', b'd', b'e', b's'
+METADATA, DATA, RAW_STEP, END, STATUS = b'm', b'd', b'o', b'e', b's'
 # Frames read ahead of the handler before the socket stops being read: the protocol is
 # lockstep, so an actor that sends more than this is not waiting for our actions.
 _MAX_QUEUED_FRAMES = 4
@@ -196,7 +204,8 @@ class LocalStreamContext(_Writable, asyncio.BufferedProtocol):
     super().__init__()
     self._start_handler = start_handler
     self._on_close = on_close
-    self._receiver = _FrameReceiver(max_message_bytes + 1, METADATA + DATA + END, self._take)
+    self._receiver = _FrameReceiver(max_message_bytes + 1, METADATA + DATA + RAW_STEP + END,
+                                    self._take)
     self._frames: collections.deque = collections.deque()  # ActorMessage or ProtocolError
     self._read_waiter: Optional[asyncio.Future] = None
     self._metadata: Optional[Tuple[Tuple[str, str], ...]] = None
@@ -271,7 +280,8 @@ class LocalStreamContext(_Writable, asyncio.BufferedProtocol):
       self._ended = True
     else:
       try:
-        self._frames.append(protocol.parse_actor_message(body))
+        self._frames.append(protocol.parse_actor_message(body) if tag == DATA else
+                            _parse_raw_step(body))
       except protocol.ProtocolError as e:
         self._frames.append(e)  # Raised by read(): the handler refuses it as gRPC's bytes.
 
@@ -330,6 +340,25 @@ class LocalStreamContext(_Writable, asyncio.BufferedProtocol):
 
   def invocation_metadata(self) -> Tuple[Tuple[str, str], ...]:
     return self._metadata or ()
+
+
+def _parse_raw_step(body: memoryview) -> protocol.RawObservationsStep:
+  """A RAW_STEP frame's message and observations (copied out of the receive buffer, which
+  the next frame reuses); ProtocolError naming what is wrong with it."""
+  if len(body) < _HEADER.size:
+    raise protocol.ProtocolError(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        f'a raw step frame of {len(body)} bytes; expected a 4-byte length, a Step message '
+        "and the observations' bytes")
+  (message_bytes,) = _HEADER.unpack_from(body)
+  if message_bytes > len(body) - _HEADER.size:
+    raise protocol.ProtocolError(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        f'a raw step frame declares a message of {message_bytes} bytes; only '
+        f'{len(body) - _HEADER.size} follow')
+  end = _HEADER.size + message_bytes
+  return protocol.RawObservationsStep(protocol.parse_actor_message(body[_HEADER.size:end]),
+                                      bytes(body[end:]))
 
 
 class LocalServer:
@@ -469,6 +498,21 @@ class LocalCall(_Writable, asyncio.Protocol):
       raise self._error() if self._status else asyncio.InvalidStateError('stream closed')
     body = message if isinstance(message, bytes) else message.SerializeToString()
     self._transport.write(_frame(DATA, body))
+    await self.drained()
+
+  async def write_step(self, observations: np.ndarray, rewards, terminated,
+                       truncated) -> None:
+    """Sends a Step as a RAW_STEP frame: its observations' bytes beside the message, as they
+    lie in `observations` (no protobuf copy of them)."""
+    if self._status is not None or self._lost:
+      raise self._error() if self._status else asyncio.InvalidStateError('stream closed')
+    observations = np.ascontiguousarray(observations)
+    message = protocol.make_step_header(observations, rewards, terminated,
+                                        truncated).SerializeToString()
+    self._transport.writelines([
+        _HEADER.pack(1 + _HEADER.size + len(message) + observations.nbytes) + RAW_STEP
+        + _HEADER.pack(len(message)) + message,
+        memoryview(observations.reshape(-1)).cast('B')])
     await self.drained()
 
   async def read(self, raw: bool = False):

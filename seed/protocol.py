@@ -3,6 +3,7 @@
 Every check raises `ProtocolError` carrying the gRPC status the learner sends
 back, with a message naming the bad value and what is accepted.
 """
+import dataclasses
 import math
 from typing import Optional, Sequence
 
@@ -49,8 +50,10 @@ def encode_tensor(array: np.ndarray) -> pb.Tensor:
   return pb.Tensor(data=array.tobytes(), dtype=array.dtype.name, shape=array.shape)
 
 
-def decode_tensor(tensor: pb.Tensor, what: str) -> np.ndarray:
-  """Bytes + dtype + shape -> array (a view on the message's bytes, no copy)."""
+def decode_tensor(tensor: pb.Tensor, what: str, data: Optional[bytes] = None) -> np.ndarray:
+  """Bytes + dtype + shape -> array (a view on the message's bytes, no copy). `data`: the
+  bytes when they travelled beside the message (RawObservationsStep), the tensor's own
+  then empty."""
   # Only plain names, looked up in a fixed table: np.dtype() would also parse
   # structured and subarray specs ('(1000000000,)i4'), each a way to misbehave.
   dtype = _WIRE_DTYPES.get(tensor.dtype)
@@ -71,7 +74,12 @@ def decode_tensor(tensor: pb.Tensor, what: str) -> np.ndarray:
   if math.prod(max(d, 1) for d in shape) * dtype.itemsize > _MAX_TENSOR_BYTES:
     raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
                         f'{what}: shape {list(shape)} is far larger than any message')
-  data = tensor.data  # Read once: each read of a bytes field copies it.
+  if data is None:
+    data = tensor.data  # Read once: each read of a bytes field copies it.
+  elif tensor.data:
+    raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
+                        f'{what}: {len(tensor.data)} bytes in the message and {len(data)} '
+                        'beside it; expected them in one place')
   expected_bytes = math.prod(shape) * dtype.itemsize
   if len(data) != expected_bytes:
     raise ProtocolError(
@@ -167,15 +175,18 @@ def _comparable(spec: EnvSpec):
 
 
 def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int,
-                max_abs_input: float = DEFAULT_MAX_ABS_INPUT):
+                max_abs_input: float = DEFAULT_MAX_ABS_INPUT,
+                observation_bytes: Optional[bytes] = None):
   """Checks one Step message; returns (observations, rewards, terminated, truncated).
+  `observation_bytes`: the observations' bytes where they travelled beside the message
+  (RawObservationsStep; its step.observations then names only their dtype and shape).
 
   Float observations and rewards must be finite and at most `max_abs_input` in
   magnitude: values that overflow the network or the loss would stop training.
   Once per actor step on the learner's event loop: a few envs' scalars are checked in
   Python, faster than NumPy's per-call cost at these sizes.
   """
-  observations = decode_tensor(step.observations, 'step.observations')
+  observations = decode_tensor(step.observations, 'step.observations', observation_bytes)
   expected_shape = (num_envs,) + spec.observation_shape
   if (observations.shape != expected_shape or
       observations.dtype != _WIRE_DTYPES.get(spec.observation_dtype)):
@@ -223,11 +234,32 @@ def make_step(observations: np.ndarray, rewards: Sequence[float], terminated: Se
                                       truncated=truncated))
 
 
+def make_step_header(observations: np.ndarray, rewards: Sequence[float],
+                     terminated: Sequence[bool], truncated: Sequence[bool]) -> pb.ActorMessage:
+  """make_step without the observations' bytes, which travel beside it (C order): their
+  dtype and shape only. For seed.local_transport's raw steps."""
+  return pb.ActorMessage(step=pb.Step(
+      observations=pb.Tensor(dtype=observations.dtype.name, shape=observations.shape),
+      rewards=rewards, terminated=terminated, truncated=truncated))
+
+
+@dataclasses.dataclass(frozen=True)
+class RawObservationsStep:
+  """An ActorMessage whose step's observations came beside it, raw (seed.local_transport's
+  raw step frames): `message` names their dtype and shape, `observation_bytes` holds
+  them. decode_step checks them as it checks a Step's own."""
+  message: pb.ActorMessage
+  observation_bytes: bytes
+
+
 def parse_actor_message(data) -> pb.ActorMessage:
   """An ActorMessage from its bytes (gRPC's, or a view: seed.local_transport parses where
-  a frame lands), or the message itself when it is one already."""
+  a frame lands), or the message itself when it is one already (or a
+  RawObservationsStep's)."""
   if isinstance(data, pb.ActorMessage):
     return data
+  if isinstance(data, RawObservationsStep):
+    return data.message
   try:
     return pb.ActorMessage.FromString(data)
   except Exception as e:  # protobuf raises DecodeError, sometimes others on garbage.

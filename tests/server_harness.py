@@ -193,6 +193,18 @@ class _Replies:
     return outcome
 
 
+def raw_step_body(message: pb.ActorMessage, keep_data: bool = False) -> bytes:
+  """A RAW_STEP frame's body for a step message: its observations' bytes moved out of the
+  message to after it (left in the message too with `keep_data`)."""
+  header = pb.ActorMessage()
+  header.CopyFrom(message)
+  if not keep_data:
+    header.step.observations.data = b''
+  header_bytes = header.SerializeToString()
+  return (local_transport._HEADER.pack(len(header_bytes)) + header_bytes  # pylint: disable=protected-access
+          + message.step.observations.data)
+
+
 class LocalLockstepClient(_Replies):
   """LockstepClient over the learner's Unix socket (seed.local_transport's frames)."""
 
@@ -210,6 +222,10 @@ class LocalLockstepClient(_Replies):
       pass  # The learner has ended the stream: its status is there to read.
 
   def send(self, message):
+    """Bytes as a DATA frame; a step as an actor of this host sends it (raw_step_body)."""
+    if isinstance(message, pb.ActorMessage) and message.WhichOneof('kind') == 'step':
+      self.send_frame(local_transport.RAW_STEP, raw_step_body(message))
+      return
     self.send_frame(local_transport.DATA,
                     message if isinstance(message, bytes) else message.SerializeToString())
 

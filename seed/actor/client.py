@@ -180,8 +180,12 @@ class Actor:
                                  np.zeros(num_envs, bool), np.zeros(num_envs, bool), 0)
       while not self._done():
         sent = time.perf_counter()
-        await call.write(protocol.make_step(step.observations, step.rewards, step.terminated,
-                                            step.truncated))
+        if isinstance(call, local_transport.LocalCall):  # the observations beside the message
+          await call.write_step(step.observations, step.rewards, step.terminated,
+                                step.truncated)
+        else:
+          await call.write(protocol.make_step(step.observations, step.rewards,
+                                              step.terminated, step.truncated))
         reply = await self._read(call)
         if reply.WhichOneof('kind') == 'finished':
           raise _RunFinished(reply.finished.reason)

@@ -36,8 +36,10 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
   print(f'seed.experiments: {"resuming" if resumed else "starting"} {name} '
         f'({resolved.agent}, {resolved.num_actors} {actors} x {resolved.num_envs} envs, '
         f'to {resolved.max_env_frames:,} env frames) in {run_dir}', flush=True)
-  learner = local_processes.start_learner(run_dir, resolved.agent, resolved.learner_args(),
-                                          append=True)
+  learner_args = resolved.learner_args()
+  socket_flags, actor_address = local_processes.local_socket(run_dir, learner_args)
+  learner = local_processes.start_learner(run_dir, resolved.agent,
+                                          socket_flags + learner_args, append=True)
   actors: List[subprocess.Popen] = []
   try:
     try:
@@ -48,7 +50,8 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
     for actor_id in range(resolved.num_actors):
       actors.append(local_processes.start_actor(
           actor_id, resolved.num_envs, port, resolved.actor_args(),
-          log_path=os.path.join(run_dir, 'logs', f'actor_{actor_id}.log'), append=True))
+          log_path=os.path.join(run_dir, 'logs', f'actor_{actor_id}.log'), append=True,
+          address=actor_address))
     code = local_processes.wait_learner(learner, actors, poll_s=POLL_S)
   finally:
     local_processes.stop(actors)

@@ -201,7 +201,8 @@ class InferenceService:
                             f'got a {message.WhichOneof("kind") or "empty message"} '
                             'after the hello; expected a step')
       observations, rewards, terminated, truncated = protocol.decode_step(
-          message.step, self._spec, num_envs, self._limits.max_abs_input)
+          message.step, self._spec, num_envs, self._limits.max_abs_input,
+          data.observation_bytes if isinstance(data, protocol.RawObservationsStep) else None)
       # A cancellation (the server stopping) propagates as it is: swallowing it
       # and awaiting an abort could keep server.stop() waiting for this handler.
       actions = await self._batcher.submit(

@@ -9,7 +9,9 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from seed import unix_address
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -34,6 +36,22 @@ def start_learner(logdir: str, agent: str, flags: List[str],
         [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
          '--server_address=localhost:0'] + flags,
         stdout=log, stderr=subprocess.STDOUT, env=child_env(), cwd=REPO)
+
+
+def local_socket(logdir: str, learner_flags: Sequence[str] = ()) -> Tuple[List[str], Optional[str]]:
+  """How the actors of this host reach a learner of run directory `logdir`, as
+  run_local.sh has them: the learner flags to add and the actors' --server_address for
+  its Unix socket LOGDIR/learner.sock (seed.local_transport: the same messages as gRPC
+  for less of the learner's CPU); ([], None), gRPC, where that path is too long for a
+  Unix socket. A --local_socket in `learner_flags` is used as it is ('': gRPC)."""
+  given = [f for f in learner_flags if f.startswith('--local_socket=')]
+  if given:
+    path = given[-1][len('--local_socket='):]
+    return [], (unix_address.SCHEME + path if path else None)
+  path = os.path.abspath(os.path.join(logdir, 'learner.sock'))
+  if not unix_address.fits(path):
+    return [], None
+  return [f'--local_socket={path}'], unix_address.SCHEME + path
 
 
 def wait_for_port(learner: subprocess.Popen, logdir: str, poll_s: float = 0.1) -> int:
@@ -87,11 +105,13 @@ def wait_learner(learner: subprocess.Popen, actors: List[subprocess.Popen],
 
 
 def start_actor(actor_id: int, num_envs: int, port: int, flags: List[str],
-                log_path: Optional[str] = None, append: bool = False) -> subprocess.Popen:
-  """An actor process; its output goes to `log_path` (after what it holds, with
-  `append`), or nowhere."""
+                log_path: Optional[str] = None, append: bool = False,
+                address: Optional[str] = None) -> subprocess.Popen:
+  """An actor process of the learner at `address` (local_socket's), else on localhost's
+  `port`; its output goes to `log_path` (after what it holds, with `append`), or nowhere."""
   command = [sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
-             f'--num_envs={num_envs}', f'--server_address=localhost:{port}'] + flags
+             f'--num_envs={num_envs}', f'--server_address={address or f"localhost:{port}"}'
+             ] + flags
   if not log_path:
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                             env=child_env(), cwd=REPO)

@@ -28,6 +28,7 @@ import time
 from typing import List, Optional, Sequence
 
 from seed import config, settings, unix_address
+from seed.process import local_processes
 
 USAGE = 'usage: seed train ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [learner flags]'
 # Flags the actors get too: --seed also seeds their envs (env i of actor a: seed +
@@ -90,23 +91,17 @@ class Plan:
     self.logdir = f'runs/{self.env}_{self.agent}'
     self.port = os.environ.get('SEED_PORT', '8686')
     self.actor_flags = []
-    local_socket = None
     for flag in self.learner_flags:
       if flag.startswith('--logdir='):
         self.logdir = flag[len('--logdir='):]
       elif flag.startswith('--server_address='):
         self.port = flag.rpartition(':')[2]
-      elif flag.startswith('--local_socket='):
-        local_socket = flag[len('--local_socket='):]
       elif flag.startswith(SHARED_FLAGS):
         self.actor_flags.append(flag)
     # The learner's Unix socket for the actors ('' for gRPC), and the flag that says so.
-    self.local_socket, self.local_socket_flags = local_socket, []
-    if local_socket is None:
-      path = os.path.abspath(os.path.join(self.logdir, 'learner.sock'))
-      fits = unix_address.fits(path)
-      self.local_socket = path if fits else ''
-      self.local_socket_flags = [f'--local_socket={path}'] if fits else []
+    self.local_socket_flags, address = local_processes.local_socket(self.logdir,
+                                                                    self.learner_flags)
+    self.local_socket = unix_address.socket_path(address) if address else ''
     # The repository's own relative path when it is there (what earlier runs recorded),
     # else the installed package's file.
     relative = os.path.join('gin', self.env, f'{self.agent}.gin')

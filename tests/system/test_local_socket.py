@@ -20,7 +20,8 @@ import pytest
 from seed import local_transport
 from seed import unix_address
 from tests.processes import REPO, Run, _env
-from tests.server_harness import LockstepClient, ServerHarness, hello, step
+from tests.server_harness import (LockstepClient, ServerHarness, hello, raw_step_body,
+                                  step)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -82,6 +83,40 @@ METADATA = local_transport._frame(local_transport.METADATA, b'{}')  # pylint: di
 def test_broken_framing_is_refused_by_name_and_the_others_go_on(server, data, code, named):
   got_code, details = status_after(raw_connection(server), data)
   assert got_code == code and named in details, details
+  assert_still_served(server)
+
+
+RAW = local_transport.RAW_STEP
+
+
+@pytest.mark.parametrize('body,code,named', [
+    (b'ab', grpc.StatusCode.INVALID_ARGUMENT, 'a raw step frame of 2 bytes'),
+    (struct.pack('<I', 100) + b'xyz', grpc.StatusCode.INVALID_ARGUMENT,
+     'declares a message of 100 bytes; only 3 follow'),
+    (struct.pack('<I', 3) + b'\xff\xff\xff', grpc.StatusCode.INVALID_ARGUMENT,
+     'could not decode an ActorMessage'),
+    # A raw step first: the hello is still what a stream must begin with.
+    (raw_step_body(step()), grpc.StatusCode.FAILED_PRECONDITION,
+     'first message is a step; expected a hello'),
+])
+def test_a_broken_raw_step_frame_is_refused_by_name(server, body, code, named):
+  got_code, details = status_after(raw_connection(server),
+                                   METADATA + local_transport._frame(RAW, body))  # pylint: disable=protected-access
+  assert got_code == code and named in details, details
+  assert_still_served(server)
+
+
+def test_observations_in_the_message_and_beside_it_are_refused(server):
+  client = LockstepClient(server.address)
+  client.send(hello(actor_id=7))
+  assert client.recv().WhichOneof('kind') == 'welcome'
+  client.send_frame(RAW, raw_step_body(step(), keep_data=True))
+  with pytest.raises(grpc.RpcError) as refused:
+    client.recv()
+  assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+  assert ('step.observations: 400 bytes in the message and 400 beside it; expected them in '
+          'one place') in refused.value.details()
+  client.close()
   assert_still_served(server)
 
 

@@ -39,9 +39,11 @@ def train(args, logdir: str) -> int:
   """Runs learner + actors until the learner stops at max_env_frames; its exit code."""
   gin_flags = [f'--gin_file={os.path.abspath(config.resolve_gin_file(args.gin_file))}'] + [
       f'--gin_bindings={b}' for b in args.gin_bindings]
+  socket_flags, actor_address = processes.local_socket(logdir, args.learner_flag)
   learner = processes.start_learner(
       logdir, args.agent, [f'--max_env_frames={args.max_env_frames}', f'--seed={args.seed}',
-                           '--checkpoint_interval_s=1800'] + gin_flags + args.learner_flag)
+                           '--checkpoint_interval_s=1800'] + socket_flags + gin_flags
+      + args.learner_flag)
   actors = []
   with processes.sigterm_raises():
     try:
@@ -49,7 +51,7 @@ def train(args, logdir: str) -> int:
       for i in range(args.num_actors):
         actors.append(processes.start_actor(
             i, args.num_envs, port, gin_flags + [f'--seed={args.seed}'],
-            log_path=os.path.join(logdir, 'logs', f'actor_{i}.log')))
+            log_path=os.path.join(logdir, 'logs', f'actor_{i}.log'), address=actor_address))
       return learner.wait()
     finally:
       processes.stop(actors)

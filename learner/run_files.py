@@ -5,9 +5,10 @@ A record that cannot be written (no space, a quota, an I/O error) is dropped
 and the outage is logged once, with what was lost when it ends; training and
 the actors' streams go on. Checkpoints are handled apart (`learner/checkpoint.py`).
 """
+import csv
 import logging
 import os
-from typing import Sequence
+from typing import Dict, List, Sequence
 
 _log = logging.getLogger('seed.learner.run_files')
 
@@ -103,3 +104,27 @@ def _cut_torn_line(fd: int) -> None:
 def _one_line(error: BaseException) -> str:
   text = f'{type(error).__name__}: {error}'.replace('\n', ' ').replace('\t', '')
   return text if len(text) <= 300 else text[:300] + '...'
+
+
+def read_training_episodes(path: str) -> List[Dict[str, str]]:
+  """The rows of an episodes.csv that the run's training kept, in order, each with
+  'training_s' added: wall_time_s summed over the learner's starts (each resume starts
+  its clock at 0 again), so training time without the pauses between them.
+
+  A resume rewinds the frames to its checkpoint's: the rows logged before it that ended
+  at or after the resumed learner's first came from training it threw away, and are left
+  out (as `seed plot` leaves them out of the curves). A resume shows as the clock going
+  back."""
+  rows: List[Dict[str, str]] = []
+  offset_s = last_s = 0.0
+  with open(path, newline='') as f:
+    for row in csv.DictReader(f):
+      if None in row.values():
+        continue  # A line being appended as we read: left for the next read.
+      wall_s, frames = float(row['wall_time_s']), int(row['env_frames'])
+      if wall_s + offset_s < last_s:  # A resumed learner's clock restarted.
+        rows = [r for r in rows if int(r['env_frames']) < frames]
+        offset_s = float(rows[-1]['training_s']) if rows else 0.0
+      last_s = wall_s + offset_s
+      rows.append(dict(row, training_s=repr(last_s)))
+  return rows

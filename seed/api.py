@@ -27,6 +27,7 @@ import sys
 from typing import Dict, List, Optional, Sequence
 
 from seed import config
+from seed.learner import run_files
 from seed.process import local_processes
 
 REPO = local_processes.REPO
@@ -142,13 +143,18 @@ class TrainingRun:
                     env_frames_per_s=float(row['env_frames_per_s']))
 
   def episodes(self) -> List[Episode]:
-    """Every training episode so far, in the order they ended."""
+    """Every training episode so far, in the order they ended, without those a resume
+    trained away (played after the checkpoint it resumed from); wall_time_s as the
+    learner that played it logged it."""
+    path = os.path.join(self.logdir, 'episodes.csv')
+    if not os.path.exists(path):
+      return []
     return [Episode(env_frames=int(row['env_frames']),
                     episode_return=float(row['episode_return']),
                     episode_steps=int(row['episode_steps']),
                     wall_time_s=float(row['wall_time_s']),
                     seed_index=int(row.get('seed') or 0))
-            for row in _read_csv(os.path.join(self.logdir, 'episodes.csv'))]
+            for row in run_files.read_training_episodes(path)]
 
   @property
   def checkpoint(self) -> Optional[str]:

@@ -1,7 +1,6 @@
 """Running one experiment in its run directory: a learner and its actors as separate
 processes (seed.process.local_processes, as run_local.sh and the benchmarks start them), until
 the learner stops. TensorFlow-free."""
-import csv
 import dataclasses
 import json
 import os
@@ -9,7 +8,7 @@ import subprocess
 from typing import List, Optional
 
 from seed.process import local_processes
-from seed.learner import run_status
+from seed.learner import run_files, run_status
 from seed.experiments.layers import Resolved
 
 # How often the runner looks at its processes while a run trains.
@@ -77,12 +76,13 @@ def write_experiment_file(run_dir: str, name: str, resolved: Resolved) -> None:
 
 
 def recent_return(run_dir: str, window_episodes: int = 20) -> Optional[float]:
-  """The mean return of the run's last `window_episodes` training episodes (episodes.csv)."""
+  """The mean return of the run's last `window_episodes` training episodes (episodes.csv,
+  without what a resume trained away)."""
   path = os.path.join(run_dir, 'episodes.csv')
   if not os.path.exists(path):
     return None
-  with open(path) as f:
-    returns = [float(row['episode_return']) for row in csv.DictReader(f)][-window_episodes:]
+  returns = [float(row['episode_return'])
+             for row in run_files.read_training_episodes(path)][-window_episodes:]
   return sum(returns) / len(returns) if returns else None
 
 

@@ -23,6 +23,7 @@ import time
 from typing import List
 
 from seed import config
+from seed.learner import run_files
 from seed.process import local_processes as processes
 
 PRESETS = {
@@ -59,22 +60,12 @@ def train(args, logdir: str) -> int:
 
 
 def read_episodes(logdir: str) -> List[dict]:
-  """The run's episodes; wall_s adds up the learner's runs (each resume starts its
-  clock at 0 again), so it is training time, without the pauses between them. A
-  resume rewinds the frames to its checkpoint's: the episodes logged before it that
-  ended at or after the resumed run's first came from training it threw away, and are
-  left out (as `seed plot` leaves them out of the curves)."""
-  episodes, offset_s, last_s = [], 0.0, 0.0
-  with open(os.path.join(logdir, 'episodes.csv')) as f:
-    for r in csv.DictReader(f):
-      wall_s, frames = float(r['wall_time_s']), int(r['env_frames'])
-      if wall_s + offset_s < last_s:  # A resumed learner's clock restarted.
-        episodes = [e for e in episodes if e['frames'] < frames]
-        offset_s = episodes[-1]['wall_s'] if episodes else 0.0
-      last_s = wall_s + offset_s
-      episodes.append({'frames': frames, 'return': float(r['episode_return']),
-                       'wall_s': last_s})
-  return episodes
+  """The run's episodes as training kept them (run_files.read_training_episodes: what a
+  resume trained away left out); wall_s is training time, the learner's starts added
+  up."""
+  return [{'frames': int(r['env_frames']), 'return': float(r['episode_return']),
+           'wall_s': float(r['training_s'])}
+          for r in run_files.read_training_episodes(os.path.join(logdir, 'episodes.csv'))]
 
 
 def curve(episodes: List[dict], bucket_frames: int, window: int) -> List[dict]:

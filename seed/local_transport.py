@@ -357,8 +357,13 @@ def _parse_raw_step(body: memoryview) -> protocol.RawObservationsStep:
         f'a raw step frame declares a message of {message_bytes} bytes; only '
         f'{len(body) - _HEADER.size} follow')
   end = _HEADER.size + message_bytes
-  return protocol.RawObservationsStep(protocol.parse_actor_message(body[_HEADER.size:end]),
-                                      bytes(body[end:]))
+  message = protocol.parse_actor_message(body[_HEADER.size:end])
+  if message.WhichOneof('kind') != 'step':
+    raise protocol.ProtocolError(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        f'a raw step frame holds a {message.WhichOneof("kind") or "empty message"}; it '
+        f'carries steps only (other messages travel in {DATA!r} frames)')
+  return protocol.RawObservationsStep(message, bytes(body[end:]))
 
 
 class LocalServer:

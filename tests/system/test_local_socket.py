@@ -95,6 +95,8 @@ RAW = local_transport.RAW_STEP
      'declares a message of 100 bytes; only 3 follow'),
     (struct.pack('<I', 3) + b'\xff\xff\xff', grpc.StatusCode.INVALID_ARGUMENT,
      'could not decode an ActorMessage'),
+    (struct.pack('<I', len(hello().SerializeToString())) + hello().SerializeToString(),
+     grpc.StatusCode.INVALID_ARGUMENT, "a raw step frame holds a hello; it carries steps only"),
     # A raw step first: the hello is still what a stream must begin with.
     (raw_step_body(step()), grpc.StatusCode.FAILED_PRECONDITION,
      'first message is a step; expected a hello'),

@@ -100,7 +100,7 @@ RAW = local_transport.RAW_STEP
     # A raw step first: the hello is still what a stream must begin with.
     (raw_step_body(step()), grpc.StatusCode.FAILED_PRECONDITION,
      'first message is a step; expected a hello'),
-])
+], ids=['too-short', 'length-past-the-end', 'not-a-message', 'a-hello', 'a-step-first'])
 def test_a_broken_raw_step_frame_is_refused_by_name(server, body, code, named):
   got_code, details = status_after(raw_connection(server),
                                    METADATA + local_transport._frame(RAW, body))  # pylint: disable=protected-access

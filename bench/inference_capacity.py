@@ -76,12 +76,10 @@ def _client_process(address: str, spec_json: str, env_name: str, first_actor_id:
   spec = EnvSpec(**json.loads(spec_json))
   observations = np.zeros((envs_per_stream,) + tuple(spec.observation_shape),
                           spec.observation_dtype)
-  zeros = np.zeros(envs_per_stream)
-  step_bytes = protocol.make_step(observations, zeros.astype(np.float32), zeros.astype(bool),
-                                  zeros.astype(bool)).SerializeToString()
+  rewards, flags = np.zeros(envs_per_stream, np.float32), np.zeros(envs_per_stream, bool)
+  step_bytes = protocol.make_step(observations, rewards, flags, flags).SerializeToString()
   state = {'counting': False, 'replies': 0, 'round_trips': []}
   local = unix_address.is_local_address(address)
-  zeros_f, zeros_b = zeros.astype(np.float32), zeros.astype(bool)
 
   @contextlib.asynccontextmanager
   async def open_stream():
@@ -109,7 +107,7 @@ def _client_process(address: str, spec_json: str, env_name: str, first_actor_id:
           await asyncio.sleep(think_ms / 1000)
         sent = time.perf_counter()
         if local:  # As an actor of this host sends: the observations beside the message.
-          await call.write_step(observations, zeros_f, zeros_b, zeros_b)
+          await call.write_step(observations, rewards, flags, flags)
         else:
           await call.write(step_bytes)
         reply = await read()

@@ -47,11 +47,11 @@ class Setting:
       raise ValueError(f'setting {self.name}: choices go with kind enum, and only there')
 
 
-# --learner_devices: '' or 'GPU:0,GPU:1' and the like.
 # --event_loop of the learner and the actor (seed/event_loop.py runs them; the first is
 # the default).
 EVENT_LOOPS = ('uvloop', 'asyncio')
 
+# --learner_devices: '' or 'GPU:0,GPU:1' and the like.
 _DEVICE_LIST = re.compile(r'((CPU|GPU|TPU):\d+(,(CPU|GPU|TPU):\d+)*)?')
 
 

@@ -27,7 +27,7 @@ import threading
 import time
 from typing import List, Optional, Sequence
 
-from seed import config, settings, unix_address
+from seed import config, settings
 from seed.process import local_processes
 
 USAGE = 'usage: seed train ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [learner flags]'
@@ -98,10 +98,10 @@ class Plan:
         self.port = flag.rpartition(':')[2]
       elif flag.startswith(SHARED_FLAGS):
         self.actor_flags.append(flag)
-    # The learner's Unix socket for the actors ('' for gRPC), and the flag that says so.
-    self.local_socket_flags, address = local_processes.local_socket(self.logdir,
-                                                                    self.learner_flags)
-    self.local_socket = unix_address.socket_path(address) if address else ''
+    # The flag that gives the learner its Unix socket, and the actors' address on it
+    # (None: they use gRPC).
+    self.local_socket_flags, self.socket_address = local_processes.local_socket(
+        self.logdir, self.learner_flags)
     # The repository's own relative path when it is there (what earlier runs recorded),
     # else the installed package's file.
     relative = os.path.join('gin', self.env, f'{self.agent}.gin')
@@ -111,9 +111,7 @@ class Plan:
 
   @property
   def actor_address(self) -> str:
-    if self.local_socket:
-      return unix_address.SCHEME + self.local_socket
-    return f'localhost:{self.port}'
+    return self.socket_address or f'localhost:{self.port}'
 
   def actor_python(self) -> str:
     """Football's actors run in a venv of their own (gfootball needs the old gym API)."""

@@ -61,11 +61,14 @@ def seed_images(podman):
 
 
 def pytest_xdist_auto_num_workers(config):  # pylint: disable=unused-argument
-  """`--numprocesses=auto` (pytest.ini): one worker more than the cores. About a fifth
-  of a worker's time in the whole run is spent waiting, not computing (keepalives that
-  must expire, phases of the fault suite, podman and Slurm starting), and the extra
-  worker fills it: the CPU-bound tests only share the cores more finely."""
-  return len(os.sched_getaffinity(0)) + 1
+  """`--numprocesses=auto` (pytest.ini): two workers more than the cores. One of them
+  spends most of the run on the podman and Slurm group (tests.podman.SHARED_MACHINE_GROUP:
+  3.3 CPU-minutes in about 20 minutes of image builds, containers and Slurm daemons
+  starting), and the others wait too (keepalives that must expire, phases of the fault
+  suite); the second extra worker fills those waits, so the cores stay busy. On the 2-core
+  machine (2026-11-29, the same slow day): 3 workers kept the cores 82% busy, 4 workers
+  90%, the whole suite 29:04 instead of about 31:30."""
+  return len(os.sched_getaffinity(0)) + 2
 
 
 # Workers pick tests in collection order: the long group of podman and Slurm tests

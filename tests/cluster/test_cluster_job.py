@@ -289,11 +289,12 @@ def test_replicas_on_two_hosts_meet_over_job_made_tls_and_a_resubmission_resumes
 def test_an_actor_that_dies_is_started_again_and_one_that_finishes_is_not(tmp_path):
   # A Slurm actor task or a Vertex actor replica runs its actors under seed-job: one
   # killed (the OOM killer) comes back after a delay; when the learner finishes the run,
-  # the actors exit 0 and seed-job with them.
+  # the actors exit 0 and seed-job with them. Its frames come from that actor alone, so
+  # the run cannot end before the actor is back, however small the budget.
   import psutil  # pylint: disable=g-import-not-at-top
   from tests.processes import Run  # pylint: disable=g-import-not-at-top
   run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
-            learner_flags=['--max_env_frames=30000'])
+            learner_flags=['--max_env_frames=10000'])
   log_path = str(tmp_path / 'seed_job.log')
   with run:
     port = run.start_learner()

@@ -1,9 +1,11 @@
 """The test-mode table: returns and lengths of N episodes (mean, std, min, max), printed
-as Markdown and written as CSV and JSON."""
+as Markdown and written as CSV and JSON; the JSONs of a run read back (`read_all`)."""
 import csv
+import dataclasses
+import glob
 import json
 import os
-from typing import Dict, List, Mapping, Sequence
+from typing import Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -55,3 +57,36 @@ def write(directory: str, name: str, stats: Mapping[str, Mapping[str, float]],
                                 'length_steps': e.length_steps} for e in episodes]},
               f, indent=1)
   return [csv_path, json_path]
+
+
+@dataclasses.dataclass(frozen=True)
+class SavedEvaluation:
+  """One evaluation as `write` saved it: the checkpoint's env frames, how it acted, each
+  episode's return."""
+  path: str
+  env_frames: int
+  policy: str
+  seed: int
+  returns: Tuple[float, ...]
+
+
+def read(path: str) -> SavedEvaluation:
+  """The evaluation saved at `path` (a JSON of `write`); ValueError naming the file and
+  what it lacks otherwise."""
+  try:
+    with open(path) as f:
+      saved = json.load(f)
+    return SavedEvaluation(path, int(saved['counters']['env_frames']), str(saved['policy']),
+                           int(saved['seed']),
+                           tuple(float(e['return']) for e in saved['per_episode']))
+  except (OSError, ValueError, KeyError, TypeError) as e:
+    raise ValueError(f'{path}: not an evaluation of seed.evaluate (expected JSON with '
+                     f'counters.env_frames, policy, seed and per_episode returns): '
+                     f'{type(e).__name__}: {e}') from None
+
+
+def read_all(directory: str, policy: str) -> List[SavedEvaluation]:
+  """The evaluations saved in `directory` (a run's evaluation/) that acted with `policy`,
+  in order of env frames; none when there is no such directory."""
+  saved = [read(path) for path in sorted(glob.glob(os.path.join(directory, '*.json')))]
+  return sorted((e for e in saved if e.policy == policy), key=lambda e: (e.env_frames, e.path))

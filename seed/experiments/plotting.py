@@ -20,10 +20,13 @@ time of what is kept, each file's clock going on from the last episode kept, wit
 the pause between. --baseline draws another RUN dashed behind the rest; --compare
 gives each RUN a panel of its own, side by side, instead of one panel for all;
 --reference draws a published figure as a horizontal line; --max_env_frames cuts runs
-of different lengths to one budget.
+of different lengths to one budget. --evaluations adds each checkpoint's greedy
+evaluation that the run saved (RUN/evaluation/*.json, written by the learner's
+--eval_interval_s or by `seed eval`) as a point at the checkpoint's frames: the mean of
+its episodes, with a bar from the lowest episode to the highest.
 
---save_data writes every episode the figure uses (run label, baseline or run, seed,
-env frames, wall time, return) to a CSV, small enough to keep beside the figure; a RUN
+--save_data writes every episode the figure uses (run label, run, baseline or
+evaluation, seed, env frames, wall time, return) to a CSV, small enough to keep beside the figure; a RUN
 that is such a CSV brings back its runs and baseline under their labels, so the figure
 can be drawn again when the run directories are gone.
 """
@@ -32,9 +35,11 @@ import csv
 import glob
 import os
 import sys
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
+
+from seed.evaluation import report
 
 METRIC = 'episode/return'
 EVENTS_GLOB = 'events.out.tfevents.*'
@@ -47,19 +52,42 @@ class NoCurves(ValueError):
 # Summaries of one write lie within this of each other (s); writes are seconds apart.
 WRITE_S = 0.5
 DATA_COLUMNS = ('label', 'role', 'seed', 'env_frames', 'wall_s', 'episode_return')
+ROLES = ('run', 'baseline', 'evaluation')
+# Evaluations drawn: those that acted as the agent's evaluation actors do (seed.evaluate).
+EVALUATION_POLICY = 'greedy'
+
+
+class Evaluation(NamedTuple):
+  """One checkpoint's evaluation: the checkpoint's env frames, the run's wall time at
+  those frames (s, on its training curve's clock), each episode's return."""
+  frames: float
+  wall_s: float
+  returns: np.ndarray
 
 
 class Seed:
-  """One seed's episodes: env frames, wall time since its first episode (s), return."""
+  """One seed's episodes: env frames, wall time since its first episode (s), return;
+  and its checkpoints' evaluations, if any were read."""
 
-  def __init__(self, frames: np.ndarray, wall_s: np.ndarray, returns: np.ndarray):
+  def __init__(self, frames: np.ndarray, wall_s: np.ndarray, returns: np.ndarray,
+               evaluations: Sequence[Evaluation] = ()):
     order = np.argsort(frames, kind='stable')
     self.frames, self.wall_s, self.returns = frames[order], wall_s[order], returns[order]
+    self.evaluations = tuple(sorted(evaluations, key=lambda e: e.frames))
 
   def up_to(self, max_env_frames: float) -> 'Seed':
-    """The episodes that ended by max_env_frames."""
+    """The episodes that ended, and the checkpoints evaluated, by max_env_frames."""
     keep = self.frames <= max_env_frames
-    return Seed(self.frames[keep], self.wall_s[keep], self.returns[keep])
+    return Seed(self.frames[keep], self.wall_s[keep], self.returns[keep],
+                [e for e in self.evaluations if e.frames <= max_env_frames])
+
+  def with_saved_evaluations(self, saved: Sequence[report.SavedEvaluation]) -> 'Seed':
+    """This seed with `saved` as its evaluations, each placed on this seed's clock at
+    its checkpoint's frames."""
+    evaluations = [Evaluation(float(e.env_frames),
+                              float(np.interp(e.env_frames, self.frames, self.wall_s)),
+                              np.array(e.returns, np.float64)) for e in saved if e.returns]
+    return Seed(self.frames, self.wall_s, self.returns, evaluations)
 
 
 def running_mean(values: np.ndarray, window: int) -> np.ndarray:
@@ -158,22 +186,41 @@ def load_data(path: str) -> Tuple[Dict[str, List[Seed]], Optional[Tuple[str, Lis
       raise NoCurves(f'{path}: not a curve file of seed plot --save_data (columns '
                      f'{",".join(DATA_COLUMNS)}; found {",".join(reader.fieldnames or [])})')
     for row in reader:
-      if row['role'] not in ('run', 'baseline'):
-        raise NoCurves(f'{path}: role {row["role"]!r}; expected run or baseline')
+      if row['role'] not in ROLES:
+        raise NoCurves(f'{path}: role {row["role"]!r}; expected {", ".join(ROLES)}')
       rows.setdefault((row['label'], row['role']), {}).setdefault(int(row['seed']), []).append(
           (float(row['env_frames']), float(row['wall_s']), float(row['episode_return'])))
+  evaluated = {label: by_seed for (label, role), by_seed in rows.items() if role == 'evaluation'}
+  rows = {key: by_seed for key, by_seed in rows.items() if key[1] != 'evaluation'}
   if not rows:
     raise NoCurves(f'{path}: no episodes in it')
   curves = {key: [Seed(*np.array(points, np.float64).T) for _, points in sorted(by_seed.items())]
             for key, by_seed in rows.items()}
   runs = {label: seeds for (label, role), seeds in curves.items() if role == 'run'}
+  for label, by_seed in evaluated.items():
+    for k, points in by_seed.items():
+      if label not in runs or k >= len(runs[label]):
+        raise NoCurves(f'{path}: evaluations of {label!r} seed {k} without its episodes')
+      runs[label][k] = _with_evaluation_rows(runs[label][k], points)
   baselines = [(label, seeds) for (label, role), seeds in curves.items() if role == 'baseline']
   return runs, (baselines[0] if baselines else None)
 
 
+def _with_evaluation_rows(seed: Seed, points: List[Tuple[float, float, float]]) -> Seed:
+  """`seed` with the evaluations of its saved rows (frames, wall_s, return), an evaluation
+  per checkpoint's frames."""
+  by_frames: Dict[float, Tuple[float, List[float]]] = {}
+  for frames, wall_s, value in points:
+    by_frames.setdefault(frames, (wall_s, []))[1].append(value)
+  return Seed(seed.frames, seed.wall_s, seed.returns,
+              [Evaluation(frames, wall_s, np.array(values))
+               for frames, (wall_s, values) in by_frames.items()])
+
+
 def save_data(path: str, runs: Dict[str, List[Seed]],
               baseline: Optional[Tuple[str, List[Seed]]]) -> None:
-  """Every episode of the figure, as load_data reads it back."""
+  """Every episode of the figure, as load_data reads it back (an evaluation's episodes
+  each a row at the checkpoint's frames)."""
   labelled = [(label, 'run', seeds) for label, seeds in runs.items()]
   if baseline is not None:
     labelled.append((baseline[0], 'baseline', baseline[1]))
@@ -185,10 +232,17 @@ def save_data(path: str, runs: Dict[str, List[Seed]],
       for k, seed in enumerate(seeds):
         for frames, wall_s, value in zip(seed.frames, seed.wall_s, seed.returns):
           writer.writerow([label, role, k, int(frames), f'{wall_s:.1f}', f'{value:.6g}'])
+    for label, seeds in runs.items():
+      for k, seed in enumerate(seeds):
+        for evaluation in seed.evaluations:
+          for value in evaluation.returns:
+            writer.writerow([label, 'evaluation', k, int(evaluation.frames),
+                             f'{evaluation.wall_s:.1f}', f'{value:.6g}'])
 
 
-def load_run(path: str, metric: str = METRIC) -> List[Seed]:
-  """The seeds of RUN (see the module docstring); NoCurves naming the path otherwise."""
+def load_run(path: str, metric: str = METRIC, evaluations: bool = False) -> List[Seed]:
+  """The seeds of RUN (see the module docstring), with their checkpoints' greedy
+  evaluations if `evaluations`; NoCurves naming the path otherwise."""
   if not os.path.isdir(path):
     raise NoCurves(f'{path}: not a directory')
   if glob.glob(os.path.join(path, EVENTS_GLOB)):
@@ -197,7 +251,13 @@ def load_run(path: str, metric: str = METRIC) -> List[Seed]:
     chosen = per_seed or ({'': found['']} if found.get('') else {})
     if not chosen:
       raise NoCurves(f'{path}: its event files have no {metric!r}')
-    return [_seed(points) for _, points in sorted(chosen.items())]
+    seeds = [_seed(points) for _, points in sorted(chosen.items())]
+    saved = (report.read_all(os.path.join(path, 'evaluation'), EVALUATION_POLICY)
+             if evaluations else [])
+    if saved and len(seeds) > 1:
+      raise NoCurves(f'{path}: a learner of {len(seeds)} seeds; its evaluations do not say '
+                     'which seed they played')
+    return [seeds[0].with_saved_evaluations(saved)] if saved else seeds
   runs = sorted(d for d in glob.glob(os.path.join(path, '*'))
                 if glob.glob(os.path.join(d, EVENTS_GLOB)))
   if not runs:
@@ -205,7 +265,7 @@ def load_run(path: str, metric: str = METRIC) -> List[Seed]:
                    'directories under it; give a run directory (its --logdir)')
   seeds = []
   for run in runs:
-    seeds.extend(load_run(run, metric))
+    seeds.extend(load_run(run, metric, evaluations))
   return seeds
 
 
@@ -251,6 +311,17 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
       ax.plot(x / scale, mean, color=color, label=label + seeds_text)
       if len(seeds) > 1:
         ax.fill_between(x / scale, low, high, color=color, alpha=0.2)
+      evaluations = [e for seed in seeds for e in seed.evaluations]
+      if evaluations:
+        at = np.array([getattr(e, axis) for e in evaluations]) / scale
+        means = np.array([e.returns.mean() for e in evaluations])
+        spread = [means - [e.returns.min() for e in evaluations],
+                  [e.returns.max() for e in evaluations] - means]
+        whose = f'{label}: ' if len(runs) > 1 else ''
+        ax.errorbar(at, means, yerr=spread, fmt='o', markersize=3, color=color,
+                    elinewidth=0.8, capsize=2, alpha=0.8,
+                    label=f'{whose}{EVALUATION_POLICY} evaluations (mean; bar: lowest to '
+                    'highest episode)')
       ax.set_xlabel(unit)
       ax.set_ylabel(f'return (mean of {window} episodes)')
       ax.grid(alpha=0.3)
@@ -307,6 +378,9 @@ def main(argv: Optional[List[str]] = None) -> int:
   parser.add_argument('--baseline_label', help="the baseline's name")
   parser.add_argument('--reference', action='append', default=[], metavar='LABEL=RETURN',
                       help="a horizontal line, e.g. a published figure: 'cleanrl, 1M=1400'")
+  parser.add_argument('--evaluations', action='store_true',
+                      help="also draw each RUN directory's saved greedy evaluations of its "
+                      'checkpoints (RUN/evaluation/*.json): mean, lowest and highest episode')
   parser.add_argument('--max_env_frames', type=float,
                       help='only the episodes that ended by this many env frames')
   parser.add_argument('--save_data', metavar='CSV',
@@ -328,7 +402,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         loaded = list(saved_runs.items())
         baseline = baseline or saved_baseline
       else:
-        loaded = [(next(labels, None) or _label(path), load_run(path, args.metric))]
+        loaded = [(next(labels, None) or _label(path),
+                   load_run(path, args.metric, args.evaluations))]
       for label, seeds in loaded:
         if label in runs:  # Two runs of one name: told apart by their place.
           label = f'{label} ({len(runs) + 1})'

@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 
+from seed.evaluation.episodes import Episode
 from seed.experiments import plotting
 from tests.processes import REPO, _env
 
@@ -164,6 +165,59 @@ def test_bad_references_budgets_and_curve_files_are_named(tmp_path, capsys):
   assert 'not a curve file of seed plot --save_data' in capsys.readouterr().err
   assert plotting.main([str(tmp_path / 'missing.csv'), '--out', out]) == 2
   assert 'missing.csv: no such curve file' in capsys.readouterr().err
+  assert not os.path.exists(out)
+
+
+def _write_evaluation(run_dir, name, env_frames, returns, policy='greedy'):
+  """An evaluation as seed.evaluate and the learner's evaluator save it."""
+  from seed.evaluation import report  # pylint: disable=g-import-not-at-top
+  played = [Episode(0, value, 100) for value in returns]
+  report.write(str(run_dir / 'evaluation'), name, report.summary(played), played,
+               about={'policy': policy, 'seed': 0, 'counters': {'env_frames': env_frames}})
+
+
+def test_saved_greedy_evaluations_are_drawn_at_their_checkpoints_and_kept_in_the_data(
+    tmp_path):
+  run = tmp_path / 'pong'
+  _write_run(run, {'episode/return': [-21, -20, -10, 5]})  # At 100, 200, 300, 400 frames.
+  _write_evaluation(run, 'ckpt-2_greedy_seed0', 250, [18.0, 20.0, 21.0])
+  _write_evaluation(run, 'ckpt-1_greedy_seed0', 150, [-21.0])
+  _write_evaluation(run, 'ckpt-2_sample_seed0', 250, [3.0], policy='sample')  # Not drawn.
+  assert plotting.load_run(str(run))[0].evaluations == ()
+  [seed] = plotting.load_run(str(run), evaluations=True)
+  assert [e.frames for e in seed.evaluations] == [150, 250]
+  np.testing.assert_allclose(seed.evaluations[1].returns, [18, 20, 21])
+  # On the run's clock: halfway between the episodes that ended at 200 and 300 frames.
+  assert seed.evaluations[1].wall_s == pytest.approx((seed.wall_s[1] + seed.wall_s[2]) / 2)
+  data = tmp_path / 'pong.csv'
+  out = str(tmp_path / 'pong.png')
+  assert plotting.main([str(run), '--evaluations', '--save_data', str(data),
+                        '--out', out]) == 0
+  assert os.path.getsize(out) > 0
+  [again] = plotting.load_data(str(data))[0]['pong']
+  assert [(e.frames, list(e.returns)) for e in again.evaluations] == [
+      (150, [-21]), (250, [18, 20, 21])]
+  assert plotting.main([str(data), '--out', out]) == 0
+  # A frame budget keeps the checkpoints evaluated within it.
+  [cut] = plotting._cut('pong', [again], 200)  # pylint: disable=protected-access
+  assert [e.frames for e in cut.evaluations] == [150]
+
+
+def test_a_broken_evaluation_file_and_orphan_evaluation_rows_are_named(tmp_path, capsys):
+  run = tmp_path / 'pong'
+  _write_run(run, {'episode/return': [1, 2]})
+  (run / 'evaluation').mkdir()
+  (run / 'evaluation' / 'ckpt-1_greedy_seed0.json').write_text('{"policy": "greedy"}')
+  out = str(tmp_path / 'x.png')
+  assert plotting.main([str(run), '--evaluations', '--out', out]) == 2
+  err = capsys.readouterr().err
+  assert 'ckpt-1_greedy_seed0.json: not an evaluation of seed.evaluate' in err
+  assert 'counters.env_frames' in err
+  orphan = tmp_path / 'orphan.csv'
+  orphan.write_text(','.join(plotting.DATA_COLUMNS) + '\nruns,run,0,100,1.0,2\n'
+                    'other,evaluation,0,100,1.0,3\n')
+  assert plotting.main([str(orphan), '--out', out]) == 2
+  assert "evaluations of 'other' seed 0 without its episodes" in capsys.readouterr().err
   assert not os.path.exists(out)
 
 

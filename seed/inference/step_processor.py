@@ -18,6 +18,7 @@ import numpy as np
 
 from seed import types
 from seed.inference.env_state import EnvSlot
+from seed.inference.unroll_builder import StepRows
 
 
 def padded_batch_sizes(max_batch_envs: int) -> List[int]:
@@ -100,13 +101,13 @@ class StepProcessor:
     outputs = {name: np.asarray(outputs[name])[:n] for name in self._trained_outputs}
     new_state = tuple(np.asarray(part)[:n] for part in new_state)
 
+    rows = StepRows.of(types.Steps(observations, rewards, terminated, truncated, action,
+                                   policy_outputs=outputs))
     transitions = 0
     for i, slot in enumerate(slots):
       evaluation = bool(slot.acting.evaluation)
       if not evaluation:  # Evaluation steps are never trained on.
-        step = types.Steps(observations[i], rewards[i], terminated[i], truncated[i], action[i],
-                           policy_outputs={name: value[i] for name, value in outputs.items()})
-        unroll = slot.unroll.append(step, slot.core_state)
+        unroll = slot.unroll.append_row(rows, i, slot.core_state)
         if unroll is not None:
           self._put_unroll(unroll)
       slot.core_state = tuple(part[i] for part in new_state)
@@ -143,11 +144,12 @@ def _pad(array: np.ndarray, size: int) -> np.ndarray:
 
 def _concat_padded(arrays: Sequence[np.ndarray], size: int) -> np.ndarray:
   """Concatenates along axis 0 straight into a zero-padded array (one copy)."""
-  total = sum(len(a) for a in arrays)
-  out = np.zeros((size,) + arrays[0].shape[1:], arrays[0].dtype)
+  # np.empty, not np.zeros: a large np.zeros comes as fresh zero pages from the kernel,
+  # each faulted in by the copy, where np.empty reuses the allocator's (malloc_tuning).
+  out = np.empty((size,) + arrays[0].shape[1:], arrays[0].dtype)
   offset = 0
   for a in arrays:
     out[offset:offset + len(a)] = a
     offset += len(a)
-  assert offset == total
+  out[offset:] = 0
   return out

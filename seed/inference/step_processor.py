@@ -142,11 +142,25 @@ def _pad(array: np.ndarray, size: int) -> np.ndarray:
   return np.concatenate([array, padding])
 
 
+# Batch arrays start at a multiple of this many bytes: TensorFlow takes such an array
+# without copying it (tf_agent.zero_copy_tensor), where it copies any other.
+BATCH_ALIGNMENT_BYTES = 64
+
+
+def aligned_empty(shape: Sequence[int], dtype) -> np.ndarray:
+  """np.empty(shape, dtype) whose data starts at a multiple of BATCH_ALIGNMENT_BYTES."""
+  dtype = np.dtype(dtype)
+  nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+  raw = np.empty(nbytes + BATCH_ALIGNMENT_BYTES, np.uint8)
+  start = -raw.ctypes.data % BATCH_ALIGNMENT_BYTES
+  return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
 def _concat_padded(arrays: Sequence[np.ndarray], size: int) -> np.ndarray:
-  """Concatenates along axis 0 straight into a zero-padded array (one copy)."""
-  # np.empty, not np.zeros: a large np.zeros comes as fresh zero pages from the kernel,
-  # each faulted in by the copy, where np.empty reuses the allocator's (malloc_tuning).
-  out = np.empty((size,) + arrays[0].shape[1:], arrays[0].dtype)
+  """Concatenates along axis 0 straight into a zero-padded, aligned array (one copy)."""
+  # Not np.zeros: a large np.zeros comes as fresh zero pages from the kernel, each
+  # faulted in by the copy, where np.empty reuses the allocator's (malloc_tuning).
+  out = aligned_empty((size,) + arrays[0].shape[1:], arrays[0].dtype)
   offset = 0
   for a in arrays:
     out[offset:offset + len(a)] = a

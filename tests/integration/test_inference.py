@@ -7,6 +7,7 @@ import pytest
 
 from seed import protocol
 from seed import types
+from seed.inference import step_processor
 from seed.inference.step_processor import padded_batch_sizes
 from seed.inference.unroll_builder import UnrollBuilder
 from seed.replay.fifo import UnrollFifo
@@ -31,6 +32,17 @@ def connect(harness, actor_id=0, run_id='run-a', num_envs=2):
   client.send(hello(actor_id=actor_id, run_id=run_id, num_envs=num_envs))
   assert client.recv().WhichOneof('kind') == 'welcome'
   return client
+
+
+def test_batch_arrays_are_aligned_padded_with_zeros_and_hold_every_request():
+  parts = [np.full((k, 3, 5), k, np.uint8) for k in (1, 2, 4)]
+  for _ in range(20):  # Whatever address the allocator hands out.
+    batch = step_processor._concat_padded(parts, 8)  # pylint: disable=protected-access
+    assert batch.ctypes.data % step_processor.BATCH_ALIGNMENT_BYTES == 0
+    assert batch.flags.c_contiguous and batch.shape == (8, 3, 5) and batch.dtype == np.uint8
+    np.testing.assert_array_equal(batch[:, 0, 0], [1, 2, 2, 4, 4, 4, 4, 0])
+  odd = step_processor.aligned_empty((3, 7), np.float32)
+  assert odd.ctypes.data % 64 == 0 and odd.shape == (3, 7) and odd.dtype == np.float32
 
 
 def test_padded_batch_sizes():

@@ -35,12 +35,17 @@ def connect(harness, actor_id=0, run_id='run-a', num_envs=2):
 
 
 def test_batch_arrays_are_aligned_padded_with_zeros_and_hold_every_request():
-  parts = [np.full((k, 3, 5), k, np.uint8) for k in (1, 2, 4)]
-  for _ in range(20):  # Whatever address the allocator hands out.
-    batch = step_processor._concat_padded(parts, 8)  # pylint: disable=protected-access
-    assert batch.ctypes.data % step_processor.BATCH_ALIGNMENT_BYTES == 0
-    assert batch.flags.c_contiguous and batch.shape == (8, 3, 5) and batch.dtype == np.uint8
-    np.testing.assert_array_equal(batch[:, 0, 0], [1, 2, 2, 4, 4, 4, 4, 0])
+  frame = (84, 84, 4)  # Batches of 8 Pong frames (226 KB) and more are aligned.
+  assert 8 * np.prod(frame) < step_processor.ALIGNED_BATCH_MIN_BYTES <= 16 * np.prod(frame)
+  for size in (8, 16):
+    parts = [np.full((k,) + frame, k, np.uint8) for k in (1, 2, 4)]
+    for _ in range(20):  # Whatever address the allocator hands out.
+      batch = step_processor._concat_padded(parts, size)  # pylint: disable=protected-access
+      assert batch.flags.c_contiguous and batch.shape == (size,) + frame
+      assert batch.dtype == np.uint8
+      np.testing.assert_array_equal(batch[:, 0, 0, 0], [1, 2, 2, 4, 4, 4, 4] + [0] * (size - 7))
+      if size == 16:
+        assert batch.ctypes.data % step_processor.BATCH_ALIGNMENT_BYTES == 0
   odd = step_processor.aligned_empty((3, 7), np.float32)
   assert odd.ctypes.data % 64 == 0 and odd.shape == (3, 7) and odd.dtype == np.float32
 

@@ -18,16 +18,18 @@ def test_an_aligned_batch_becomes_a_tensor_on_its_own_memory():
   np.testing.assert_array_equal(tensor.numpy(), frames)
   frames[2, 0, 0, 0] = 77  # The same memory (what the inference thread must never do).
   assert int(tensor[2, 0, 0, 0]) == 77
-  floats = step_processor.aligned_empty((2, 3), np.float32)
+  floats = step_processor.aligned_empty((64, 1024), np.float32)
   floats[:] = 0.5
   np.testing.assert_array_equal(tf_agent.zero_copy_tensor(floats).numpy(), floats)
 
 
 def test_arrays_tensorflow_cannot_take_in_place_stay_arrays():
-  aligned = step_processor.aligned_empty((65,), np.uint8)
+  large = 1 << 20
+  aligned = step_processor.aligned_empty((large + 1,), np.uint8)
   unaligned = aligned[1:]  # Would abort the process in a kernel if taken in place.
-  grid = step_processor.aligned_empty((2, 10, 10, 4), np.bool_)  # MinAtar's bool frames
-  strided = step_processor.aligned_empty((4, 6), np.float32)[:, ::2]
+  grid = step_processor.aligned_empty((4096, 10, 10, 4), np.bool_)  # bool frames (MinAtar)
+  strided = step_processor.aligned_empty((16384, 6), np.float32)[:, ::2]
+  small = step_processor.aligned_empty((4, 3), np.float32)  # A copy costs less.
   empty = step_processor.aligned_empty((0, 3), np.float32)
-  for array in (unaligned, grid, strided, empty):
+  for array in (unaligned, grid, strided, small, empty):
     assert tf_agent.zero_copy_tensor(array) is array

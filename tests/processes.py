@@ -11,6 +11,13 @@ import time
 from typing import Iterator, List, Optional, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOG_TAIL_CHARS = 6000  # Of a log, in failure messages.
+
+
+def _read_log(path: str, tail_chars: Optional[int]) -> str:
+  with open(path) as f:
+    text = f.read()
+  return text if tail_chars is None else text[-tail_chars:]
 
 
 _tracked: List[Tuple[subprocess.Popen, bool]] = []
@@ -137,13 +144,15 @@ class Run:
         except subprocess.TimeoutExpired:
           process.kill()
 
-  def learner_log(self) -> str:
-    with open(os.path.join(self.logdir, 'logs', 'learner.log')) as f:
-      return f.read()[-6000:]
+  def learner_log(self, tail_chars: Optional[int] = LOG_TAIL_CHARS) -> str:
+    """The learner's log: its last `tail_chars` characters (enough for a failure message),
+    or all of it (None) to look for a line of its start, which a slow run's progress lines
+    push out of any tail."""
+    return _read_log(os.path.join(self.logdir, 'logs', 'learner.log'), tail_chars)
 
-  def actor_log(self, actor_id: int) -> str:
-    with open(os.path.join(self.logdir, 'logs', f'actor_{actor_id}.log')) as f:
-      return f.read()[-6000:]
+  def actor_log(self, actor_id: int, tail_chars: Optional[int] = LOG_TAIL_CHARS) -> str:
+    """Actor `actor_id`'s log, as learner_log."""
+    return _read_log(os.path.join(self.logdir, 'logs', f'actor_{actor_id}.log'), tail_chars)
 
   def episodes(self):
     """[(env_frames, episode_return)] from episodes.csv."""

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tests.processes import REPO, Run, _env, make_certs, netns_exec
+from tests.processes import LOG_TAIL_CHARS, REPO, Run, _env, make_certs, netns_exec
 from tests.learning_runs import first_solved
 
 pytestmark = pytest.mark.timeout(900)
@@ -35,13 +35,13 @@ def test_actors_in_another_namespace_train_catch_over_tls(tmp_path, hosts):
     assert run.wait_learner(timeout_s=840) == 0, run.learner_log()
     learner_s = time.monotonic() - started
     episodes = run.episodes()
-    learner_log = run.learner_log()
-    actor_logs = [run.actor_log(i) for i in range(2)]
+    learner_log = run.learner_log(tail_chars=None)
+    actor_logs = [run.actor_log(i, tail_chars=None) for i in range(2)]
   # The learner served TLS on the veth address; namespace B reaches that only over the veth.
   assert f'learner listening on {hosts.address_a}:0 (port {run.port}, TLS)' in learner_log, (
-      learner_log)
+      learner_log[:LOG_TAIL_CHARS])
   for log in actor_logs:
-    assert 'connected to learner' in log, log
+    assert 'connected to learner' in log, log[:LOG_TAIL_CHARS]
   frames, mean_return = first_solved(episodes, target, window, label='Catch across namespaces')
   print(f'solved at {_wall_time_s(run.logdir, frames):.1f} s of the learner\'s clock; '
         f'learner process ran {learner_s:.1f} s from launch to exit')

@@ -179,8 +179,8 @@ def test_actors_on_the_socket_train_and_find_a_learner_restarted_after_kill_9(tm
       run.start_learner()
       run.start_actors(2, 2, extra_flags=['--env=Catch', f'--server_address=unix:{path}'])
       wait_for_frames(run, 2000)
-      assert 'listening on unix:' in run.learner_log()
-      assert 'event loop uvloop' in run.learner_log()  # the default, installed with seed
+      assert 'listening on unix:' in run.learner_log(tail_chars=None)
+      assert 'event loop uvloop' in run.learner_log(tail_chars=None)  # the default, installed with seed
       time.sleep(3)  # A checkpoint or two.
       run.learner.send_signal(signal.SIGKILL)
       run.learner.wait(timeout=30)
@@ -190,12 +190,13 @@ def test_actors_on_the_socket_train_and_find_a_learner_restarted_after_kill_9(tm
       # which serves the same actors (on uvloop) as well.
       run.start_learner(extra_flags=['--event_loop=asyncio'])
       deadline = time.monotonic() + 60
-      while not all(run.actor_log(i).count('connected to learner') >= 2 for i in (0, 1)):
+      while not all(run.actor_log(i, tail_chars=None).count('connected to learner') >= 2
+                    for i in (0, 1)):
         assert time.monotonic() < deadline, run.actor_log(0) + run.actor_log(1)
         time.sleep(0.2)
       wait_for_frames(run, frames_at_kill + 2000)  # from the checkpoint's counters on
-      assert 'event loop asyncio' in run.learner_log()
-      assert 'event loop uvloop' in run.actor_log(0)
+      assert 'event loop asyncio' in run.learner_log(tail_chars=None)
+      assert 'event loop uvloop' in run.actor_log(0, tail_chars=None)
       assert all(actor.poll() is None for actor in run.actors)
   finally:
     if os.path.exists(path):

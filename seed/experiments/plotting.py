@@ -26,9 +26,10 @@ evaluation that the run saved (RUN/evaluation/*.json, written by the learner's
 its episodes, with a bar from the lowest episode to the highest.
 
 --save_data writes every episode the figure uses (run label, run, baseline or
-evaluation, seed, env frames, wall time, return) to a CSV, small enough to keep beside the figure; a RUN
-that is such a CSV brings back its runs and baseline under their labels, so the figure
-can be drawn again when the run directories are gone.
+evaluation, seed, env frames, wall time, return) to a CSV, small enough to keep beside
+the figure; a RUN that is such a CSV brings back its runs, their evaluations and the
+baseline under their labels, so the figure can be drawn again when the run directories
+are gone.
 """
 import argparse
 import csv

@@ -462,6 +462,7 @@ class LocalCall(_Writable, asyncio.Protocol):
     self._replies: collections.deque = collections.deque()
     self._read_waiter: Optional[asyncio.Future] = None
     self._status: Optional[Tuple[grpc.StatusCode, str]] = None
+    self._warned_unsent = False
 
   def connection_made(self, transport: asyncio.Transport) -> None:
     self._transport = transport
@@ -518,6 +519,14 @@ class LocalCall(_Writable, asyncio.Protocol):
         _HEADER.pack(1 + _HEADER.size + len(message) + observations.nbytes) + RAW_STEP
         + _HEADER.pack(len(message)) + message,
         memoryview(observations.reshape(-1)).cast('B')])
+    if not self._warned_unsent and self._transport.get_write_buffer_size():
+      self._warned_unsent = True
+      sock = self._transport.get_extra_info('socket')
+      _log.warning(
+          'a Step of %d bytes did not fit in the socket (its send buffer: %d bytes): the '
+          'rest waits for this actor\'s loop, and its splits overlap less. Raise '
+          'net.core.wmem_max (sysctl) above the Step, or use fewer envs a split.',
+          observations.nbytes, sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF))
     await self.drained()
 
   async def read(self, raw: bool = False):
@@ -562,6 +571,12 @@ async def connect(path: str, metadata: Optional[Sequence[Tuple[str, str]]],
     raise aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, None, None,
                           details=f'cannot connect to {SCHEME}{path}: '
                                   f'{e.strerror or e}') from None
+  # A Step's bytes should fit in the socket at once: a tail left in the transport's buffer
+  # is written only when the loop next runs, after the actor's other split has stepped its
+  # envs, and the learner waits for this split's Step all that time (gRPC's own thread
+  # sends the tail meanwhile). The kernel caps the size at net.core.wmem_max.
+  transport.get_extra_info('socket').setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
+                                                max_message_bytes)
   try:
     transport.write(_frame(METADATA, json.dumps(dict(metadata or ())).encode()))
     yield call

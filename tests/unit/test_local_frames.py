@@ -1,6 +1,9 @@
 """The Unix socket transport's framing (seed.local_transport): frames of any size, cut
 anywhere by the socket, come out whole and in order, without the buffer growing past
-what arrived."""
+what arrived; an actor's Step leaves in one write."""
+import asyncio
+import socket
+
 import numpy as np
 import pytest
 
@@ -53,3 +56,39 @@ def test_a_header_alone_does_not_grow_the_buffer():
 def test_bad_frames_raise_naming_what_they_were(stream, error, message):
   with pytest.raises(error, match=message.replace('(', r'\(')):
     receive(stream, [len(stream)], max_frame_bytes=100)
+
+
+def _wmem_max_bytes() -> int:
+  try:
+    with open('/proc/sys/net/core/wmem_max') as f:
+      return int(f.read())
+  except OSError:
+    return 0
+
+
+@pytest.mark.skipif(_wmem_max_bytes() < 1 << 20,
+                    reason='net.core.wmem_max below 1 MiB caps a socket send buffer under a '
+                           '16-env Pong Step')
+def test_an_actors_step_is_in_the_socket_when_write_step_returns(tmp_path):
+  """Nothing of a Step may wait in the transport's buffer: that tail would go out only
+  when the actor's loop next runs, after its other split has stepped its envs, and the
+  learner would wait for this Step meanwhile (split streams then stop overlapping)."""
+  path = str(tmp_path / 'learner.sock')
+  listener = socket.socket(socket.AF_UNIX)  # Never accepts: the Step stays in the kernel.
+  listener.bind(path)
+  listener.listen(1)
+
+  async def unsent_bytes_after_a_step() -> int:
+    async with lt.connect(path, (), max_message_bytes=1 << 24) as call:
+      observations = np.ones((16, 84, 84, 4), np.uint8)  # 16 Pong envs: 452 KB
+      try:  # A Step that does not fit waits for a reader that never comes.
+        await asyncio.wait_for(call.write_step(observations, np.zeros(16, np.float32),
+                                               np.zeros(16, bool), np.zeros(16, bool)), 10)
+      except asyncio.TimeoutError:
+        pass
+      return call._transport.get_write_buffer_size()
+
+  try:
+    assert asyncio.run(unsent_bytes_after_a_step()) == 0
+  finally:
+    listener.close()

@@ -83,11 +83,17 @@ def _env_process(gin_file: str, gin_bindings: List[str], num_envs: int, process_
 
 def _windows_rate(samples: List[tuple], start_s: float, window_s: float,
                   windows: int) -> List[float]:
-  """Rates over consecutive windows from (time_s, count) samples."""
+  """Rates over consecutive windows from (time_s, count) samples in time order: between the
+  first and last sample inside each window, or, where fewer than two fell inside (a loaded
+  machine writes its progress rows late), between the samples just around it."""
   rates = []
   for w in range(windows):
     lo, hi = start_s + w * window_s, start_s + (w + 1) * window_s
     inside = [(t, c) for t, c in samples if lo <= t <= hi]
+    if len(inside) < 2 or inside[-1][0] <= inside[0][0]:
+      before = [s for s in samples if s[0] <= lo]
+      after = [s for s in samples if s[0] >= hi]
+      inside = [before[-1], after[0]] if before and after else []
     if len(inside) >= 2 and inside[-1][0] > inside[0][0]:
       rates.append((inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0]))
   return rates

@@ -179,8 +179,9 @@ def test_actors_on_the_socket_train_and_find_a_learner_restarted_after_kill_9(tm
       run.start_learner()
       run.start_actors(2, 2, extra_flags=['--env=Catch', f'--server_address=unix:{path}'])
       wait_for_frames(run, 2000)
-      assert 'listening on unix:' in run.learner_log(tail_chars=None)
-      assert 'event loop uvloop' in run.learner_log(tail_chars=None)  # the default, installed with seed
+      learner_log = run.learner_log(tail_chars=None)
+      assert 'listening on unix:' in learner_log
+      assert 'event loop uvloop' in learner_log  # the default, installed with seed
       time.sleep(3)  # A checkpoint or two.
       run.learner.send_signal(signal.SIGKILL)
       run.learner.wait(timeout=30)

@@ -379,7 +379,7 @@ def test_checkpoint_round_trip_restores_networks_and_optimizer(tmp_path):
      'R2D2Config.rescaling_eps = -1.0; accepted: a number >= 0, or None'),
     (VECTOR, dict(mlp_hidden_sizes=()), 'R2D2Config.mlp_hidden_sizes = \\(\\)'),
     (VECTOR, dict(unroll_torso_dtype='float16'),
-     "R2D2Config.unroll_torso_dtype = 'float16'; accepted: one of 'float32', 'bfloat16'"),
+     "R2D2Config.unroll_torso_dtype = 'float16'; accepted: one of 'float32', 'bfloat16', 'auto'"),
 ])
 def test_constructor_rejects_bad_arguments(spec, overrides, match):
   with pytest.raises(ValueError, match=match):

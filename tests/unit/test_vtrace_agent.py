@@ -269,7 +269,7 @@ def test_checkpoint_round_trip_restores_weights_and_optimizer(tmp_path):
     (CARTPOLE, dict(initializer='he'),
      "VTraceConfig.initializer = 'he'; accepted: one of 'glorot', 'orthogonal'"),
     (CARTPOLE, dict(unroll_torso_dtype='half'),
-     "VTraceConfig.unroll_torso_dtype = 'half'; accepted: one of 'float32', 'bfloat16'"),
+     "VTraceConfig.unroll_torso_dtype = 'half'; accepted: one of 'float32', 'bfloat16', 'auto'"),
 ])
 def test_constructor_rejects_bad_arguments(spec, kwargs, match):
   with pytest.raises(ValueError, match=match):

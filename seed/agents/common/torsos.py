@@ -12,6 +12,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from seed.agents.common import native_bfloat16
 from seed.agents.common.choices import TORSO_CHOICES, TORSO_DTYPES
 
 # (filters, kernel size, stride) of each convolution, then the dense layer's width.
@@ -175,7 +176,7 @@ class TorsoNetworkMixin:
     if unroll_torso_dtype not in TORSO_DTYPES:
       raise ValueError(f'Unknown unroll_torso_dtype {unroll_torso_dtype!r}; accepted: '
                        f'{", ".join(TORSO_DTYPES)}.')
-    self._unroll_torso_dtype = unroll_torso_dtype
+    self._unroll_torso_dtype = native_bfloat16.resolve_torso_dtype(unroll_torso_dtype)
     # A fixed integer seed makes a Keras 3 initializer return the same values on
     # every call, so each layer draws its own seed from this stream.
     self._seed_stream = np.random.default_rng(seed)

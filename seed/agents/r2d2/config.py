@@ -57,7 +57,9 @@ class R2D2Config:
   unroll_torso_dtype: str = 'float32'
   """The dtype of the torso's arithmetic in the learner's unrolls (burn-in, trained part,
   target): 'float32', or 'bfloat16' where the hardware multiplies it faster (CPUs with
-  AVX512_BF16 or AMX, GPUs, TPUs); variables, LSTM and heads stay float32, and inference
+  AVX512_BF16 or AMX, GPUs from Ampere, TPUs; elsewhere it is slower), or 'auto':
+  bfloat16 where the learner's device has it (seed.agents.common.native_bfloat16);
+  variables, LSTM and heads stay float32, and inference
   runs in float32 whatever this says."""
   num_epsilon_envs: int = 256
   """N, the rungs of the Ape-X epsilon ladder: env i acts with rung i mod N."""

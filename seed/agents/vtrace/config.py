@@ -89,7 +89,8 @@ class VTraceConfig:
   unroll_torso_dtype: str = 'float32'
   """The dtype of the torso's arithmetic in the learner's unrolls: 'float32', or
   'bfloat16' where the hardware multiplies it faster (CPUs with AVX512_BF16 or AMX,
-  GPUs, TPUs). Variables, LSTM and heads stay float32 and inference runs in float32, so
+  GPUs from Ampere, TPUs; elsewhere it is slower), or 'auto': bfloat16 where the
+  learner's device has it (seed.agents.common.native_bfloat16). Variables, LSTM and heads stay float32 and inference runs in float32, so
   the learner's logits then differ from the actors' by bfloat16's rounding (rho near
   1, not exactly 1, on-policy)."""
   seed: int = 0

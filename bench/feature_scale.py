@@ -1,10 +1,12 @@
 """How large and how state-dependent a network's torso features, logits and values are,
-per checkpoint (V-trace and PPO networks with a torso: mlp or image).
+per checkpoint (V-trace, ACER and PPO networks with a torso: mlp or image).
 
   python -m bench.feature_scale --gin_file gin/toy/vtrace.gin \
       --gin_bindings "EnvConfig.name='gym:Acrobot-v1'" --checkpoint_dir RUN/ckpt
   python -m bench.feature_scale --gin_file gin/atari/ppo.gin --agent ppo \
       --checkpoint_dir RUN/ckpt --states 300
+  python -m bench.feature_scale --gin_file gin/atari/acer.gin --agent acer \
+      --checkpoint_dir RUN/ckpt --states 300     # value: E_pi Q(x, .)
 
 The diagnoses behind docs/learning.md ("Why V-trace failed on Acrobot", "Pong"): it
 walks the env with uniformly random actions (seed 1, --states states), then prints for
@@ -40,7 +42,7 @@ def _walk(env, states: int) -> np.ndarray:
 
 
 class _Probe(NamedTuple):
-  """The parts of a V-trace or PPO network that the report reads."""
+  """The parts of a V-trace, ACER or PPO network that the report reads."""
   network: object
   torso_name: str
   torso_layers: list
@@ -55,6 +57,15 @@ def _probe(agent_name: str, agent) -> _Probe:
   if agent_name == 'vtrace':
     network = agent.network
     return _Probe(network, network.torso, list(network._torso_layers), network._heads,
+                  network._policy_head, network.baseline_head)
+  if agent_name == 'acer':
+    network = agent._network
+
+    def policy_value(features):  # ACER's second head is Q(x, .): the value is E_pi Q.
+      logits, q_values = network._heads(features)
+      return logits, tf.reduce_sum(tf.nn.softmax(logits) * q_values, axis=-1)
+
+    return _Probe(network, network.torso, list(network._torso_layers), policy_value,
                   network._policy_head, network.baseline_head)
   network = agent._network
   if network._torso_name == 'mlp':
@@ -74,7 +85,7 @@ def main(argv=None) -> int:
                                    formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument('--gin_file', required=True)
   parser.add_argument('--gin_bindings', action='append', default=[])
-  parser.add_argument('--agent', choices=('vtrace', 'ppo'), default='vtrace')
+  parser.add_argument('--agent', choices=('vtrace', 'acer', 'ppo'), default='vtrace')
   parser.add_argument('--checkpoint_dir', required=True)
   parser.add_argument('--states', type=int, default=400)
   args = parser.parse_args(argv)

@@ -165,6 +165,17 @@ def test_classic_suite_plot_and_feature_scale_run_end_to_end(tmp_path):
   assert len(rows) >= 2, scale.stdout
 
 
+def test_feature_scale_reads_acers_policy_and_q_heads(tmp_path):
+  # No checkpoint: the initial weights' row alone, its value E_pi Q from the Q head.
+  scale = subprocess.run(
+      [sys.executable, '-m', 'bench.feature_scale', '--gin_file=gin/toy/acer.gin',
+       '--agent=acer', f'--checkpoint_dir={tmp_path}', '--states=20'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  assert scale.returncode == 0, scale.stdout + scale.stderr
+  rows = [line for line in scale.stdout.splitlines() if line.startswith('| init |')]
+  assert len(rows) == 1 and rows[0].count('|') == 11, scale.stdout
+
+
 def test_replay_prefetch_benchmark_prints_a_row_per_depth():
   result = subprocess.run(
       [sys.executable, '-m', 'bench.replay_prefetch', '--env=cartpole', '--steps=3',

@@ -62,7 +62,7 @@ def test_killed_learner_resumes_counters_and_optimizer(tmp_path):
     run.learner.send_signal(signal.SIGTERM)
     assert run.learner.wait(timeout=60) == 0, run.learner_log()
     after = read_checkpoint(logdir)
-    log = run.learner_log()
+    log = run.learner_log(tail_chars=None)  # The resume lines are near each life's start.
 
   resumed = re.search(r"resumed from .*ckpt-(\d+): \{'env_frames': (\d+), 'env_steps': (\d+), "
                       r"'episodes': (\d+), 'learner_steps': (\d+)\}", log)
@@ -94,7 +94,7 @@ def test_replay_contents_survive_a_resume(tmp_path):
     wait_for_checkpoint(logdir, min_learner_steps=before['learner_steps'] + 3)
     run.learner.send_signal(signal.SIGTERM)
     assert run.learner.wait(timeout=60) == 0, run.learner_log()
-    log = run.learner_log()
+    log = run.learner_log(tail_chars=None)  # The resume lines are near each life's start.
   restored = re.search(r'replay restored: (\d+) sequences', log)
   assert restored and int(restored.group(1)) >= 64, log  # at least the minimum fill
   # Only the replay files of the checkpoints kept remain.
@@ -130,7 +130,7 @@ def test_sac_resumes_with_its_replay_update_count_and_temperature(tmp_path):
     after = wait_for_checkpoint(logdir, min_learner_steps=before['learner_steps'] + 5)
     run.learner.send_signal(signal.SIGTERM)
     assert run.learner.wait(timeout=60) == 0, run.learner_log()
-    log = run.learner_log()
+    log = run.learner_log(tail_chars=None)  # The resume lines are near each life's start.
   restored = re.search(r'replay restored: (\d+) sequences', log)
   assert restored and int(restored.group(1)) >= 300, log
   updates_after = int(tf.train.load_checkpoint(after['path']).get_tensor(
@@ -143,7 +143,7 @@ def test_a_checkpoint_resumes_on_another_number_of_learner_devices(tmp_path):
   # (logical) devices resumes on one, with its counters and optimizer, and then on two.
   logdir = tmp_path / 'run'
   with _catch_run(logdir) as run:
-    states, logs = [], []
+    states, logs, logged_chars = [], [], 0
     for life, devices in enumerate(['CPU:0,CPU:1', None, 'CPU:0,CPU:1']):
       run.start_learner(extra_flags=[f'--learner_devices={devices}'] if devices else [])
       if life == 0:
@@ -153,7 +153,9 @@ def test_a_checkpoint_resumes_on_another_number_of_learner_devices(tmp_path):
       run.learner.send_signal(signal.SIGTERM)
       assert run.learner.wait(timeout=60) == 0, run.learner_log()
       states.append(read_checkpoint(logdir))
-      logs.append(run.learner_log())  # Its last 6,000 characters: this life's end.
+      whole = run.learner_log(tail_chars=None)  # The log appends: this life's lines follow.
+      logs.append(whole[logged_chars:])
+      logged_chars = len(whole)
   for before, log in zip(states[:2], logs[1:]):
     assert re.search(rf"resumed from .*ckpt-\d+: \{{'env_frames': {before['env_frames']},",
                      log), log

@@ -285,11 +285,11 @@ def test_throughput_windows_take_the_rows_inside_or_around_them():
   """bench.throughput's rate per window from the learner's progress rows: a row every 0.5 s
   at 200 frames/s; a window with one row inside (the row due at 10.5 s came at 11.2) takes
   the rows around it; a window past the last row has no rate."""
-  every_half_s, late_row, past_the_end = bench_value('throughput', '\n'.join([
-      'value = [m._windows_rate([(t / 2, 100 * t) for t in range(21)], 1.0, 2.0, 3),',
-      '         m._windows_rate([(9.0, 0), (9.5, 100), (10.2, 240), (11.2, 440), (12.0, 600)],',
-      '                         10.0, 1.0, 1),',
-      '         m._windows_rate([(0.0, 0), (1.0, 100)], 0.5, 1.0, 1)]']))
+  every_half_s, late_row, past_the_end = bench_value('throughput', """
+value = [m._windows_rate([(t / 2, 100 * t) for t in range(21)], 1.0, 2.0, 3),
+         m._windows_rate([(9.0, 0), (9.5, 100), (10.2, 240), (11.2, 440), (12.0, 600)],
+                         10.0, 1.0, 1),
+         m._windows_rate([(0.0, 0), (1.0, 100)], 0.5, 1.0, 1)]""")
   assert every_half_s == pytest.approx([200.0] * 3)
   assert late_row == pytest.approx([(440 - 100) / (11.2 - 9.5)])
   assert past_the_end == []

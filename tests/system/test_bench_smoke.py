@@ -243,14 +243,15 @@ def test_the_q_probe_and_adam_steps_read_an_r2d2_checkpoint(tmp_path):
   assert [int(row[0]) for row in rows] == list(range(len(rows))) and len(rows) >= 2, probe.stdout
   assert sum(int(row[1]) for row in rows) in range(98, 103), probe.stdout
   assert re.search(r'mean spread max_a Q - min_a Q: [\d.]+', probe.stdout), probe.stdout
-  steps = subprocess.run([sys.executable, '-m', 'bench.adam_steps', f'--logdir={run}'],
+  steps = subprocess.run([sys.executable, '-m', 'bench.adam_steps', f'--logdir={run}',
+                          '--rmsprop_epsilon=1e-5'],
                          capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
   assert steps.returncode == 0, steps.stdout + steps.stderr
-  rows = re.findall(r'^\| (\w+) \| \(([\d, ]+)\) \| ([\d.e+-]+) \| ([\d.]+) \| (\d+)% \|$',
-                    steps.stdout, re.M)
+  rows = re.findall(r'^\| (\w+) \| \(([\d, ]+)\) \| ([\d.e+-]+) \| ([\d.]+) \| (\d+)% \| '
+                    r'([\d.]+) \|$', steps.stdout, re.M)
   # One row per trained variable of the online network, the torso's first.
   assert rows and rows[0][0].endswith('kernel'), steps.stdout
-  assert all(0 <= float(row[3]) <= 1 for row in rows), steps.stdout
+  assert all(0 <= float(row[3]) <= 1 and 0 <= float(row[5]) <= 1 for row in rows), steps.stdout
 
 
 def test_adam_step_factors_by_hand():
@@ -258,6 +259,10 @@ def test_adam_step_factors_by_hand():
   factors = bench_value('adam_steps', 'import numpy as np\n'
                         'value = list(m.step_factors(np.array([1e-3, 1e-6]), 1e-3))')
   assert factors[0] == 0.5 and abs(factors[1] - 1e-6 / (1e-6 + 1e-3)) < 1e-12
+  # g / sqrt(g^2 + epsilon), epsilon inside the root: g^2 = 3 epsilon gives sqrt(3) / 2.
+  rmsprop = bench_value('adam_steps', 'import numpy as np\n'
+                        'value = list(m.rmsprop_step_factors(np.array([np.sqrt(3e-4)]), 1e-4))')
+  assert abs(rmsprop[0] - 3 ** 0.5 / 2) < 1e-12
 
 
 @pytest.mark.parametrize('backend', ['gymnasium', 'envpool'])

@@ -92,3 +92,34 @@ def test_continuous_actions_are_refused():
 def test_bad_config_names_the_field_and_the_range(field, value, accepted):
   with pytest.raises(ValueError, match=rf'ReactorConfig\.{field} = {value!r}; accepted: {accepted}'):
     config_lib.ReactorConfig(**{field: value})
+
+
+def test_lstm_input_layer_norm_normalises_what_the_lstm_reads_and_keeps_step_equal_to_unroll():
+  agent = _agent(lstm_input_layer_norm=True)
+  network = agent.network
+  assert network._lstm_input_norm is not None
+  rng = np.random.default_rng(4)
+  observations = random_observations(CATCH, [3, 2], rng)
+  done = np.array([[True, True], [False, False], [False, True]])
+  state = agent.initial_core_state(2)
+  logits, atoms, _ = network.unroll(observations, done, state)
+  for t in range(3):
+    step_logits, step_atoms, state = network.step(observations[t], done[t], state)
+    np.testing.assert_allclose(step_logits, logits[t], atol=1e-5)
+    np.testing.assert_allclose(step_atoms, atoms[t], atol=1e-5)
+  features = network._torso(tf.convert_to_tensor(observations[0]))
+  normalised = network._lstm_input_norm(features * 100.0).numpy()
+  np.testing.assert_allclose(normalised.mean(-1), 0.0, atol=1e-4)
+  np.testing.assert_allclose(normalised.std(-1), 1.0, atol=1e-2)
+  # The other layers start from the same weights with it and without.
+  plain = {v.path: np.array(v) for v in _agent().network.trainable_variables}
+  normed = {v.path: np.array(v) for v in network.trainable_variables
+            if 'lstm_input_norm' not in v.path}
+  assert plain.keys() == normed.keys()
+  for path, value in plain.items():
+    np.testing.assert_array_equal(value, normed[path], err_msg=path)
+
+
+def test_lstm_input_layer_norm_without_an_lstm_is_refused():
+  with pytest.raises(ValueError, match='lstm_input_layer_norm'):
+    config_lib.ReactorConfig(use_lstm=False, lstm_input_layer_norm=True)

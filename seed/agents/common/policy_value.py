@@ -53,11 +53,12 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
                num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
                use_lstm: bool, lstm_size: int, seed: int, initializer: str = 'glorot',
                q_head: bool = False, q_atoms: int = 0, unroll_torso_dtype: str = 'float32',
-               name: str = 'policy_value'):
+               lstm_input_layer_norm: bool = False, name: str = 'policy_value'):
     """torso, mlp_hidden_sizes, use_lstm, lstm_size, seed, initializer,
     unroll_torso_dtype: the VTraceConfig fields. q_head: the second head gives Q(x, .)
     [B, A] (ACER), not V(x); q_atoms > 0 (with q_head): return-distribution logits
-    [B, A, q_atoms] (Reactor)."""
+    [B, A, q_atoms] (Reactor). lstm_input_layer_norm: layer-normalise the torso's
+    features on their way into the LSTM (Reactor on Atari)."""
     super().__init__(name=name)
     self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
                     lstm_size, seed, unroll_torso_dtype)
@@ -77,6 +78,7 @@ class PolicyValueNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
     for i, layer in enumerate(self._torso_layers):
       setattr(self, f'_torso_layer_{i}', layer)
     self._lstm = self._make_lstm()
+    self._lstm_input_norm = self._make_lstm_input_norm(lstm_input_layer_norm)
     self._policy_head = keras.layers.Dense(
         self._num_actions, name='policy_logits', kernel_initializer=init(0.01))
     self._q_head = bool(q_head)

@@ -181,6 +181,9 @@ class TorsoNetworkMixin:
     # every call, so each layer draws its own seed from this stream.
     self._seed_stream = np.random.default_rng(seed)
 
+  # Layer normalisation of the torso's features on their way into the LSTM (None: none).
+  _lstm_input_norm = None
+
   def _make_lstm(self):
     """The LSTM cell when `use_lstm`, else None."""
     if not self._use_lstm:
@@ -188,6 +191,17 @@ class TorsoNetworkMixin:
     return keras.layers.LSTMCell(
         self._lstm_size, name='lstm', kernel_initializer=self._glorot(),
         recurrent_initializer=keras.initializers.Orthogonal(seed=self._next_seed()))
+
+  def _make_lstm_input_norm(self, enabled: bool):
+    """A LayerNormalization for the LSTM's input when `enabled` (which needs the LSTM),
+    else None. Made after the LSTM, it draws no seed, so the other layers' initial
+    weights are the same with it and without."""
+    if not enabled:
+      return None
+    if not self._use_lstm:
+      raise ValueError('lstm_input_layer_norm = True needs use_lstm = True: it normalises '
+                       'the LSTM\'s input.')
+    return keras.layers.LayerNormalization(name='lstm_input_norm')
 
   def _build_variables(self):
     """Creates every variable now, in a fixed order, with one step on a dummy batch.
@@ -230,6 +244,8 @@ class TorsoNetworkMixin:
   def _lstm_step(self, features, done, state):
     """One LSTM step with the state zeroed where `done`; returns (output, (c, h))."""
     c, h = state
+    if self._lstm_input_norm is not None:
+      features = self._lstm_input_norm(features)
     reset = tf.expand_dims(tf.convert_to_tensor(done, tf.bool), -1)
     c = tf.where(reset, tf.zeros_like(c), c)
     h = tf.where(reset, tf.zeros_like(h), h)

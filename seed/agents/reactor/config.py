@@ -74,6 +74,11 @@ class ReactorConfig:
   stored state)."""
   lstm_size: int = 64
   """LSTM units."""
+  lstm_input_layer_norm: bool = False
+  """Layer-normalise the torso's features on their way into the LSTM (needs use_lstm).
+  Without it, on Pong's frames, the critic's cross-entropy and the beta-LOO policy
+  term each grow the features until the LSTM's gates saturate and no gradient passes
+  (docs/learning.md, "Reactor on Pong")."""
   seed: int = 0
   """Seeds the weights and the action sampling, >= 0."""
 
@@ -94,4 +99,8 @@ class ReactorConfig:
     checks.one_of(self, 'torso', choices.TORSO_CHOICES)
     checks.one_of(self, 'initializer', choices.INITIALIZERS)
     checks.one_of(self, 'use_lstm', (False, True))
+    checks.one_of(self, 'lstm_input_layer_norm', (False, True))
+    if self.lstm_input_layer_norm and not self.use_lstm:
+      checks.fail(self, 'lstm_input_layer_norm', 'False when use_lstm is False (it '
+                  'normalises the LSTM\'s input)')
     checks.widths(self, 'mlp_hidden_sizes')

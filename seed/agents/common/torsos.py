@@ -241,11 +241,17 @@ class TorsoNetworkMixin:
     return apply_torso(self._torso_layers, self._torso_name, self._observation_shape,
                        observation, compute_dtype)
 
+  def _lstm_input(self, features):
+    """The torso's features [N, F] as the LSTM reads them: layer-normalised when the
+    network has `_lstm_input_norm`. Rows are independent, so an unroll normalises all
+    its T * B rows at once, outside the scan."""
+    if self._lstm_input_norm is None:
+      return features
+    return self._lstm_input_norm(features)
+
   def _lstm_step(self, features, done, state):
     """One LSTM step with the state zeroed where `done`; returns (output, (c, h))."""
     c, h = state
-    if self._lstm_input_norm is not None:
-      features = self._lstm_input_norm(features)
     reset = tf.expand_dims(tf.convert_to_tensor(done, tf.bool), -1)
     c = tf.where(reset, tf.zeros_like(c), c)
     h = tf.where(reset, tf.zeros_like(h), h)
@@ -266,7 +272,7 @@ class TorsoNetworkMixin:
     features = self._torso(tf.convert_to_tensor(observation))
     if not self._use_lstm:
       return features, ()
-    return self._lstm_step(features, done, tuple(core_state))
+    return self._lstm_step(self._lstm_input(features), done, tuple(core_state))
 
   def _core_unroll(self, observations, done, core_state):
     """Torso then LSTM for T time steps, the same function as T `_core_step` calls
@@ -289,7 +295,7 @@ class TorsoNetworkMixin:
                            self._unroll_torso_dtype)
     if not self._use_lstm:
       return features, time_batch, ()
-    features = tf.reshape(features, tf.concat([time_batch, [features.shape[-1]]], 0))
+    features = tf.reshape(self._lstm_input(features), tf.concat([time_batch, [features.shape[-1]]], 0))
 
     def scan_step(state, inputs):
       features_t, done_t = inputs

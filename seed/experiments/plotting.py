@@ -36,6 +36,7 @@ import csv
 import glob
 import os
 import sys
+import textwrap
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
@@ -284,6 +285,35 @@ def band(seeds: Sequence[Seed], axis: str, window: int, points: int = 200):
   return grid, values.mean(axis=0), values.min(axis=0), values.max(axis=0)
 
 
+def _legend_and_title(figure, axes, title: str, width_in: float) -> None:
+  """One legend for all panels, below them, and the title wrapped above them.
+
+  Both rows draw the same curves, so one legend says it all; below the panels it
+  hides no curve and long labels (a run's config, its date) are not cut off.
+  The figure grows by the legend's and the title's lines.
+  """
+  entries = {}
+  for ax in axes.flat:
+    for handle, label in zip(*ax.get_legend_handles_labels()):
+      entries.setdefault(label, handle)
+  chars_per_line = int(width_in * 13)  # About 13 characters of 8-point text an inch.
+  legend_lines = sum(len(textwrap.wrap(label, chars_per_line)) for label in entries)
+  title = '\n'.join(textwrap.wrap(title, int(width_in * 9)))  # 12-point: about 9 an inch.
+  title_lines = title.count('\n') + 1
+  line_in = 0.17
+  legend_in = legend_lines * line_in + 0.2 if entries else 0.0
+  title_in = title_lines * 0.25
+  panels_in = figure.get_figheight()
+  height_in = panels_in + legend_in + title_in
+  figure.set_figheight(height_in)
+  if entries:
+    labels = ['\n'.join(textwrap.wrap(label, chars_per_line)) for label in entries]
+    figure.legend(list(entries.values()), labels, loc='lower center', fontsize=8,
+                  framealpha=0.5, borderaxespad=0.2)
+  figure.suptitle(title, y=1 - 0.05 / height_in, va='top')
+  figure.tight_layout(rect=(0, legend_in / height_in, 1, 1))  # It leaves the suptitle room.
+
+
 def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
          baseline: Optional[Tuple[str, List[Seed]]] = None, compare: bool = False,
          references: Sequence[Tuple[str, float]] = ()) -> None:
@@ -294,7 +324,8 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
   longest_s = max(float(seed.wall_s[-1]) for seeds in runs.values() for seed in seeds)
   wall_scale, wall_unit = ((3600.0, 'h') if longest_s >= 7200 else
                            (60.0, 'min') if longest_s >= 120 else (1.0, 's'))
-  figure, axes = pyplot.subplots(2, columns, figsize=(5 * columns + 2, 7), squeeze=False,
+  width_in = 5 * columns + 2
+  figure, axes = pyplot.subplots(2, columns, figsize=(width_in, 7), squeeze=False,
                                  sharey='row')
   colors = pyplot.rcParams['axes.prop_cycle'].by_key()['color']
   for index, (label, seeds) in enumerate(runs.items()):
@@ -326,15 +357,13 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
       ax.set_xlabel(unit)
       ax.set_ylabel(f'return (mean of {window} episodes)')
       ax.grid(alpha=0.3)
-      ax.legend(fontsize=8, framealpha=0.5)
   for ax in axes.flat:  # After every curve, so that the labels are drawn over them.
     for name, value in references:
       ax.axhline(value, color='grey', linestyle=':', linewidth=1, zorder=4)
       ax.annotate(name, (1, value), xycoords=('axes fraction', 'data'), zorder=5,
                   textcoords='offset points', xytext=(-4, 3), ha='right', fontsize=8,
                   color='dimgrey')
-  figure.suptitle(title or ', '.join(runs))
-  figure.tight_layout()
+  _legend_and_title(figure, axes, title or ', '.join(runs), width_in)
   figure.savefig(out, dpi=100)
   pyplot.close(figure)
 

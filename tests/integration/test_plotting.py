@@ -227,3 +227,25 @@ def test_the_seed_command():
                           text=True, env=_env(), cwd=REPO, timeout=120)
   # The command's other subcommands: tests/integration/test_cli.py.
   assert 'usage: seed plot' in seed_command('plot', '--help').stdout
+
+
+def test_one_legend_below_the_panels_holds_long_labels_inside_the_figure():
+  import matplotlib  # pylint: disable=import-outside-toplevel
+  matplotlib.use('Agg')
+  from matplotlib import pyplot  # pylint: disable=import-outside-toplevel
+  figure, axes = pyplot.subplots(2, 1, figsize=(7, 7), squeeze=False)
+  labels = [f'V-trace, 16 updates per batch (shipped), seed {k}, a run started on 2026-12-0{k}'
+            ' with a label longer than the figure is wide' for k in range(5)]
+  for ax in axes.flat:
+    for k, label in enumerate(labels):
+      ax.plot([0, 1], [k, k + 1], label=label)
+  plotting._legend_and_title(figure, axes, ', '.join(labels), width_in=7)
+  figure.canvas.draw()
+  assert not any(ax.get_legend() for ax in axes.flat) and len(figure.legends) == 1
+  renderer = figure.canvas.get_renderer()
+  box, page = figure.legends[0].get_window_extent(renderer), figure.bbox
+  assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0
+  lowest_panel = min(ax.get_tightbbox(renderer).y0 for ax in axes.flat)
+  assert box.y1 <= lowest_panel  # Below the panels, over no curve.
+  assert len(figure.legends[0].get_texts()) == len(labels)  # Each once, not once a panel.
+  pyplot.close(figure)

@@ -285,7 +285,7 @@ def band(seeds: Sequence[Seed], axis: str, window: int, points: int = 200):
   return grid, values.mean(axis=0), values.min(axis=0), values.max(axis=0)
 
 
-def _legend_and_title(figure, axes, title: str, width_in: float) -> None:
+def _legend_and_title(figure, axes, title: str) -> None:
   """One legend for all panels, below them, and the title wrapped above them.
 
   Both rows draw the same curves, so one legend says it all; below the panels it
@@ -296,18 +296,16 @@ def _legend_and_title(figure, axes, title: str, width_in: float) -> None:
   for ax in axes.flat:
     for handle, label in zip(*ax.get_legend_handles_labels()):
       entries.setdefault(label, handle)
+  width_in = figure.get_figwidth()
   chars_per_line = int(width_in * 13)  # About 13 characters of 8-point text an inch.
-  legend_lines = sum(len(textwrap.wrap(label, chars_per_line)) for label in entries)
+  labels = ['\n'.join(textwrap.wrap(label, chars_per_line)) for label in entries]
+  legend_lines = sum(label.count('\n') + 1 for label in labels)
   title = '\n'.join(textwrap.wrap(title, int(width_in * 9)))  # 12-point: about 9 an inch.
-  title_lines = title.count('\n') + 1
-  line_in = 0.17
-  legend_in = legend_lines * line_in + 0.2 if entries else 0.0
-  title_in = title_lines * 0.25
-  panels_in = figure.get_figheight()
-  height_in = panels_in + legend_in + title_in
+  legend_in = legend_lines * 0.17 + 0.2 if entries else 0.0
+  title_in = (title.count('\n') + 1) * 0.25
+  height_in = figure.get_figheight() + legend_in + title_in
   figure.set_figheight(height_in)
   if entries:
-    labels = ['\n'.join(textwrap.wrap(label, chars_per_line)) for label in entries]
     figure.legend(list(entries.values()), labels, loc='lower center', fontsize=8,
                   framealpha=0.5, borderaxespad=0.2)
   figure.suptitle(title, y=1 - 0.05 / height_in, va='top')
@@ -324,8 +322,7 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
   longest_s = max(float(seed.wall_s[-1]) for seeds in runs.values() for seed in seeds)
   wall_scale, wall_unit = ((3600.0, 'h') if longest_s >= 7200 else
                            (60.0, 'min') if longest_s >= 120 else (1.0, 's'))
-  width_in = 5 * columns + 2
-  figure, axes = pyplot.subplots(2, columns, figsize=(width_in, 7), squeeze=False,
+  figure, axes = pyplot.subplots(2, columns, figsize=(5 * columns + 2, 7), squeeze=False,
                                  sharey='row')
   colors = pyplot.rcParams['axes.prop_cycle'].by_key()['color']
   for index, (label, seeds) in enumerate(runs.items()):
@@ -363,7 +360,7 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
       ax.annotate(name, (1, value), xycoords=('axes fraction', 'data'), zorder=5,
                   textcoords='offset points', xytext=(-4, 3), ha='right', fontsize=8,
                   color='dimgrey')
-  _legend_and_title(figure, axes, title or ', '.join(runs), width_in)
+  _legend_and_title(figure, axes, title or ', '.join(runs))
   figure.savefig(out, dpi=100)
   pyplot.close(figure)
 

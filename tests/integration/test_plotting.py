@@ -239,7 +239,7 @@ def test_one_legend_below_the_panels_holds_long_labels_inside_the_figure():
   for ax in axes.flat:
     for k, label in enumerate(labels):
       ax.plot([0, 1], [k, k + 1], label=label)
-  plotting._legend_and_title(figure, axes, ', '.join(labels), width_in=7)
+  plotting._legend_and_title(figure, axes, ', '.join(labels))
   figure.canvas.draw()
   assert not any(ax.get_legend() for ax in axes.flat) and len(figure.legends) == 1
   renderer = figure.canvas.get_renderer()

@@ -295,7 +295,8 @@ class TorsoNetworkMixin:
                            self._unroll_torso_dtype)
     if not self._use_lstm:
       return features, time_batch, ()
-    features = tf.reshape(self._lstm_input(features), tf.concat([time_batch, [features.shape[-1]]], 0))
+    features = tf.reshape(self._lstm_input(features),
+                          tf.concat([time_batch, [features.shape[-1]]], 0))
 
     def scan_step(state, inputs):
       features_t, done_t = inputs

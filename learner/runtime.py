@@ -104,6 +104,8 @@ class Learner:
     if self.resumed or options.init_checkpoint:
       self.agent.on_restored()
       self.metrics.restart_rates()
+    # A resumed run acts from its first step as it did when it stopped.
+    self.agent.observe_env_frames(self.counters.get('env_frames'))
     self.evaluation = (PeriodicEvaluation(options.logdir, options.eval_interval_s,
                                           options.eval_episodes, options.eval_video)
                        if options.eval_interval_s > 0 else None)

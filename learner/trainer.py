@@ -63,6 +63,7 @@ class Trainer(threading.Thread):
           continue
         if self._learning_rate_fraction is not None:
           self._agent.scale_learning_rates(self._learning_rate_fraction())
+        self._agent.observe_env_frames(self._counters.get('env_frames'))
         result = self._agent.train_step(sample)
         if result.skipped_updates:
           nonfinite_in_a_row += 1

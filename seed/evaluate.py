@@ -148,7 +148,10 @@ def _restore_agent(args: argparse.Namespace, env, num_envs: int):
             else checkpoint_match.resolve(args.logdir, '--logdir'))
   checkpoint_match.restore(checkpoint, prefix)
   agent.on_restored()
-  return agent, prefix, dict(zip(Counters.NAMES, (int(x) for x in counter_values.numpy())))
+  counters = dict(zip(Counters.NAMES, (int(x) for x in counter_values.numpy())))
+  # --policy sample then acts as the run's training envs did at this checkpoint.
+  agent.observe_env_frames(counters['env_frames'])
+  return agent, prefix, counters
 
 
 class RestoredRun(NamedTuple):

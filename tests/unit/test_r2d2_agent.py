@@ -1,4 +1,6 @@
 """Tests of the R2D2 agent: exploration, inference, burn-in, loss, target network, checkpoints."""
+import math
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ from seed import config as seed_config  # pylint: disable=g-import-not-at-top
 from seed import types  # pylint: disable=g-import-not-at-top
 from seed.agents.r2d2 import agent as agent_lib  # pylint: disable=g-import-not-at-top
 from seed.agents.r2d2 import config as config_lib  # pylint: disable=g-import-not-at-top
+from seed.agents.r2d2 import exploration  # pylint: disable=g-import-not-at-top
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
 from tests.agent_inputs import (  # pylint: disable=g-import-not-at-top
     acting_params, infer, random_observations)
@@ -362,6 +365,54 @@ def test_checkpoint_round_trip_restores_networks_and_optimizer(tmp_path):
   assert float(other_rate.optimizer.learning_rate.numpy()) == pytest.approx(3e-4)
 
 
+def test_a_decaying_ladder_moves_every_rung_with_one_exponent():
+  # b(t) = 0.4 + (0.1 - 0.4) min(1, t / 1000); rung i: b(t) ** (1 + 7 i / 3), by hand.
+  exponent = lambda frames: exploration.ladder_exponent(frames, 0.4, 0.1, 1000)
+  assert exponent(0) == 1.0
+  assert exponent(500) == pytest.approx(math.log(0.25) / math.log(0.4))  # b = 0.25: 1.51294
+  assert exponent(500) == pytest.approx(1.512942, abs=1e-6)
+  assert exponent(1000) == exponent(5000) == pytest.approx(math.log(0.1) / math.log(0.4))
+  for frames, base in ((0, 0.4), (500, 0.25), (1000, 0.1), (5000, 0.1)):
+    for i in range(4):
+      rung = exploration.env_epsilon(i, 4, 0.4, 7.0)
+      assert rung ** exponent(frames) == pytest.approx(base ** (1 + 7 * i / 3), rel=1e-9)
+  for bad in (dict(epsilon_base_final=0.5), dict(epsilon_base_final=0.0),
+              dict(epsilon_base=1.0)):
+    args = dict(dict(env_frames=0, epsilon_base=0.4, epsilon_base_final=0.1,
+                     decay_frames=1000), **bad)
+    with pytest.raises(ValueError, match='0 < epsilon_base_final <= epsilon_base < 1'):
+      exploration.ladder_exponent(**args)
+
+
+def test_training_envs_act_on_the_decayed_ladder_and_evaluation_envs_do_not():
+  agent = _agent(epsilon_base=0.4, epsilon_base_final=0.1, epsilon_decay_frames=1000)
+  assert agent.epsilon_exponent == 1.0
+  rows = 3000  # Per group; frequencies then sit within ~0.01 (1 sigma) of theirs.
+  rng = np.random.default_rng(2)
+  observation = random_observations(VECTOR, [2 * rows], rng)
+  acting = acting_params(2 * rows, epsilon=0.4, evaluation=np.repeat([False, True], rows))
+  num_actions = VECTOR.num_actions
+
+  def non_greedy_shares():
+    action, outputs, _ = infer(agent, observation, np.zeros(2 * rows, bool),
+                               agent.initial_core_state(2 * rows), acting)
+    differs = action.numpy() != np.argmax(outputs['q'].numpy(), axis=-1)
+    return np.mean(differs[:rows]), np.mean(differs[rows:])
+
+  random_share = (num_actions - 1) / num_actions  # a random action that is not the argmax
+  training, evaluation = non_greedy_shares()
+  assert training == pytest.approx(0.4 * random_share, abs=0.03)
+  assert evaluation == pytest.approx(0.4 * random_share, abs=0.03)
+  agent.observe_env_frames(2000)  # Past the decay: the training rows' epsilon is 0.1.
+  assert agent.epsilon_exponent == pytest.approx(math.log(0.1) / math.log(0.4), rel=1e-6)
+  training, evaluation = non_greedy_shares()
+  assert training == pytest.approx(0.1 * random_share, abs=0.03)
+  assert evaluation == pytest.approx(0.4 * random_share, abs=0.03)
+  fixed = _agent()
+  fixed.observe_env_frames(10**9)  # A fixed ladder (the default) never moves.
+  assert fixed.epsilon_exponent == 1.0
+
+
 @pytest.mark.parametrize('spec, overrides, match', [
     (spec_lib.EnvSpec((3,), 'float32', action_shape=(2,), action_dtype='float32'), {},
      'discrete'),
@@ -373,6 +424,15 @@ def test_checkpoint_round_trip_restores_networks_and_optimizer(tmp_path):
     (VECTOR, dict(batch_sequences=True), 'R2D2Config.batch_sequences = True'),
     (VECTOR, dict(discount=1.5), r'R2D2Config.discount = 1.5; accepted: a number in \[0, 1\]'),
     (VECTOR, dict(epsilon_base=2.0), r'R2D2Config.epsilon_base = 2.0; accepted: .*\[0, 1\]'),
+    (VECTOR, dict(epsilon_decay_frames=1000),
+     r'R2D2Config.epsilon_decay_frames = 1000; accepted: 0 while epsilon_base_final is None'),
+    (VECTOR, dict(epsilon_base_final=0.5),
+     r'R2D2Config.epsilon_base_final = 0.5; accepted: None, or a number in \(0, '
+     r'epsilon_base = 0.4\]'),
+    (VECTOR, dict(epsilon_base_final=0.1),
+     'R2D2Config.epsilon_decay_frames = 0; accepted: an int >= 1'),
+    (VECTOR, dict(epsilon_base=1.0, epsilon_base_final=0.1, epsilon_decay_frames=10),
+     r'R2D2Config.epsilon_base = 1.0; accepted: a number in \(0, 1\) with a decaying ladder'),
     (VECTOR, dict(max_grad_norm=0.0),
      'R2D2Config.max_grad_norm = 0.0; accepted: a number > 0, or None'),
     (VECTOR, dict(rescaling_eps=-1.0),

@@ -20,6 +20,9 @@ class ScriptedAgent:
     self._script = list(skipped_per_step)
     self.steps = 0
 
+  def observe_env_frames(self, env_frames):
+    self.env_frames = env_frames
+
   def train_step(self, sample):
     skipped = self._script[min(self.steps, len(self._script) - 1)]
     self.steps += 1
@@ -133,6 +136,34 @@ def test_each_train_step_runs_at_the_annealed_learning_rate():
   trainer.start()
   trainer.join(timeout=30)
   assert trainer.error is None and agent.fractions_used == [1.0, 0.75, 0.5, 0.0]
+
+
+class FramesAgent(ScriptedAgent):
+  """Records the env frames it was told of before each train step."""
+
+  def __init__(self):
+    super().__init__([0])
+    self.frames_seen = []
+
+  def train_step(self, sample):
+    self.frames_seen.append(self.env_frames)
+    return super().train_step(sample)
+
+
+def test_each_train_step_follows_the_env_frames_played_so_far():
+  # What R2D2's decaying epsilon ladder reads: the counter as the step starts.
+  agent, counters, stop = FramesAgent(), Counters(), threading.Event()
+
+  class PlayingInput(RecordingInput):
+    def sample(self, batch):
+      counters.add(env_frames=100)  # Acting went on while the last step trained.
+      return super().sample(batch)
+
+  trainer = Trainer(agent, PlayingInput(3, stop), counters, lambda logs: None,
+                    FailingCheckpointer(), 1e9, stop)
+  trainer.start()
+  trainer.join(timeout=30)
+  assert trainer.error is None and agent.frames_seen == [100, 200, 300]
 
 
 def test_the_learners_fraction_falls_with_the_frames_played_and_needs_a_budget():

@@ -134,6 +134,12 @@ class Agent(abc.ABC):
   def on_restored(self) -> None:
     """Called after a checkpoint restore: re-apply config that must win over saved state."""
 
+  def observe_env_frames(self, env_frames: int) -> None:
+    """Told the env frames played so far (the learner's counter, which checkpoints
+    keep) before each train step and once before serving, so that acting may follow a
+    schedule over the run (R2D2's decaying epsilon ladder). By default nothing does."""
+    del env_frames
+
   def scale_learning_rates(self, fraction: float) -> None:
     """Sets every optimizer's step size to `fraction` times its configured one, for the
     next train steps (the learner's --anneal_learning_rate)."""

@@ -76,6 +76,10 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     self._optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
     # Its own stream (not the global seed), so exploration is reproducible per agent.
     self._sampler = tf.random.Generator.from_seed(config.seed)
+    # Training envs act with their rung's epsilon ** this (1: the ladder as it starts);
+    # observe_env_frames moves it along a decaying ladder.
+    self._epsilon_exponent = tf.Variable(1.0, trainable=False, dtype=tf.float32,
+                                         name='epsilon_exponent')
     self._train_function = tf.function(self._train)
 
   @property
@@ -102,7 +106,8 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     return tuple(np.asarray(x) for x in self._network.initial_state(num_envs))
 
   def acting_params(self, env_ordinal: int, evaluation: bool) -> types.ActingParams:
-    """The env's rung of the Ape-X epsilon ladder, or eval_epsilon for evaluation envs.
+    """The env's rung of the Ape-X epsilon ladder as it starts, or eval_epsilon for
+    evaluation envs (a decaying ladder moves the rungs in `inference`).
 
     Args:
       env_ordinal: the env's index among all envs, >= 0; only its value mod
@@ -119,9 +124,25 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
                                         config.epsilon_base, config.epsilon_alpha)
     return types.ActingParams(epsilon=np.float32(epsilon), evaluation=np.bool_(evaluation))
 
+  def observe_env_frames(self, env_frames: int) -> None:
+    """With a decaying ladder (epsilon_base_final set), every training env's epsilon
+    from here on is its rung's at b(env_frames) (exploration.ladder_exponent)."""
+    config = self.config
+    if config.epsilon_base_final is not None:
+      self._epsilon_exponent.assign(exploration.ladder_exponent(
+          env_frames, config.epsilon_base, config.epsilon_base_final,
+          config.epsilon_decay_frames))
+
+  @property
+  def epsilon_exponent(self) -> float:
+    """The power training envs raise their rung's starting epsilon to now (1: as it starts)."""
+    return float(self._epsilon_exponent.numpy())
+
   @tf.function
   def inference(self, observation, reward, done, core_state, acting: types.ActingParams):
-    """Epsilon-greedy actions, each row with its acting.epsilon; see base.Agent.inference.
+    """Epsilon-greedy actions, each training row with its acting.epsilon ** the ladder's
+    exponent now (observe_env_frames), each evaluation row with its acting.epsilon; see
+    base.Agent.inference.
 
     One trace per input shape and dtype: pass observation in the env's dtype,
     reward float32, done bool, core_state float32 and acting as `warm_up` does.
@@ -129,7 +150,9 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     """
     del reward  # The network does not condition on the previous reward.
     q, new_state = self._network.step(observation, done, tuple(core_state))
-    action = exploration.epsilon_greedy(q, acting.epsilon, self._sampler.make_seeds(2))
+    epsilon = tf.where(acting.evaluation, acting.epsilon,
+                       acting.epsilon ** self._epsilon_exponent)
+    action = exploration.epsilon_greedy(q, epsilon, self._sampler.make_seeds(2))
     return action, {'q': q}, tuple(new_state)
 
   def _copy_to_target(self):

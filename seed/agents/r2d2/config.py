@@ -67,6 +67,14 @@ class R2D2Config:
   """Ape-X's epsilon: rung i has epsilon_base ** (1 + epsilon_alpha i / (N - 1)); in [0, 1]."""
   epsilon_alpha: float = 7.0
   """Ape-X's alpha, the ladder's spread, >= 0."""
+  epsilon_base_final: Optional[float] = None
+  """None: the ladder stays fixed. A number in (0, epsilon_base]: the ladder's base falls
+  linearly from epsilon_base to it over the first epsilon_decay_frames env frames of the
+  run (counted by the learner, kept by its checkpoints), then stays; every rung follows
+  (exploration.ladder_exponent). Needs 0 < epsilon_base < 1."""
+  epsilon_decay_frames: int = 0
+  """Env frames over which the ladder's base falls to epsilon_base_final, >= 1 when
+  that is set; 0 otherwise."""
   eval_epsilon: float = 1e-3
   """Epsilon of evaluation envs, in [0, 1]."""
   seed: int = 0
@@ -87,3 +95,17 @@ class R2D2Config:
     checks.one_of(self, 'unroll_torso_dtype', choices.TORSO_DTYPES)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.widths(self, 'mlp_hidden_sizes')
+    checks.ints_at_least(self, 0, 'epsilon_decay_frames')
+    if self.epsilon_base_final is None:
+      if self.epsilon_decay_frames:
+        checks.fail(self, 'epsilon_decay_frames',
+                    '0 while epsilon_base_final is None (nothing decays)')
+    else:
+      if not 0.0 < self.epsilon_base < 1.0:
+        checks.fail(self, 'epsilon_base', 'a number in (0, 1) with a decaying ladder '
+                    '(epsilon_base_final set)')
+      if not (isinstance(self.epsilon_base_final, (int, float))
+              and 0.0 < self.epsilon_base_final <= self.epsilon_base):
+        checks.fail(self, 'epsilon_base_final',
+                    f'None, or a number in (0, epsilon_base = {self.epsilon_base:g}]')
+      checks.ints_at_least(self, 1, 'epsilon_decay_frames')

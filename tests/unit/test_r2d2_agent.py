@@ -267,7 +267,7 @@ def test_train_step_loss_and_priorities_match_a_numpy_reference(use_lstm):
   np.testing.assert_allclose(got, priorities, rtol=1e-4, atol=1e-6)
   assert logs['loss'] == pytest.approx(loss, rel=1e-4)
   for key in ('loss', 'mean_q', 'mean_target', 'mean_abs_td', 'max_abs_td', 'valid_fraction',
-              'grad_norm', 'learning_rate', 'target_updated'):
+              'grad_norm', 'learning_rate', 'target_updated', 'top_rung_epsilon'):
     assert isinstance(logs[key], float) and np.isfinite(logs[key]), (key, logs)
   assert logs['valid_fraction'] == pytest.approx(valid.mean())
   assert logs['learning_rate'] == pytest.approx(1e-4)

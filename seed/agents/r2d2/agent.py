@@ -171,7 +171,8 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     Returns:
       TrainResult with logs (Python floats) loss, mean_q, mean_target, mean_abs_td,
       max_abs_td, valid_fraction, grad_norm (before clipping), learning_rate and
-      target_updated (1.0 on the steps that copied the target network) and
+      target_updated (1.0 on the steps that copied the target network),
+      top_rung_epsilon (the ladder's first rung as training envs act now) and
       skipped_updates (1.0 when a NaN or Inf loss or gradient left the update out,
       see tf_agent.apply_if_finite), and priorities: float64 [B], the sequences'
       new replay priorities eta max_t |delta_t| + (1 - eta) mean_t |delta_t| over
@@ -189,6 +190,8 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     weights = tf.convert_to_tensor(np.asarray(sample.weights, np.float32))
     logs, abs_td_errors, valid_mask = self._train_function(steps, core_state, weights)
     logs = {key: float(value) for key, value in logs.items()}
+    # The ladder's top rung as training envs act now (epsilon_base until a decay moves it).
+    logs['top_rung_epsilon'] = float(self.config.epsilon_base) ** self.epsilon_exponent
     skipped = int(logs['skipped_updates'])
     if skipped:
       # Priorities of a step with skips are not used (types.TrainResult), and its

@@ -79,16 +79,20 @@ def test_the_learner_cpu_by_thread_finds_a_named_inference_lane():
   parts = bench_value('processes', """
 import os, threading, time
 from seed import thread_names
+# The lane is read while it lives, once it has used 0.2 s of CPU: however loaded the
+# machine, it then shows at least that, less the clock tick /proc counts in.
+spent, done = threading.Event(), threading.Event()
 def spin():
   thread_names.name_this_thread('seed_infer_0')
-  end = time.thread_time() + 0.3
-  while time.thread_time() < end:
-    pass
+  while not done.is_set():
+    if time.thread_time() >= 0.2:
+      spent.set()
 before = m.learner_thread_cpu_s(os.getpid())
 thread = threading.Thread(target=spin)
 thread.start()
-thread.join(0.25)
+assert spent.wait(60), 'the spinning thread never got 0.2 s of CPU'
 after = m.learner_thread_cpu_s(os.getpid())
+done.set()
 thread.join()
 value = {part: after[part] - before[part] for part in m.LEARNER_THREAD_PARTS}""")
   assert list(parts) == ['event loop', 'gRPC', 'inference lanes', 'TensorFlow', 'other']

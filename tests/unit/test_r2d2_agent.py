@@ -408,6 +408,7 @@ def test_training_envs_act_on_the_decayed_ladder_and_evaluation_envs_do_not():
   training, evaluation = non_greedy_shares()
   assert training == pytest.approx(0.1 * random_share, abs=0.03)
   assert evaluation == pytest.approx(0.4 * random_share, abs=0.03)
+  config_lib.R2D2Config(epsilon_base_final=np.float32(0.1), epsilon_decay_frames=10)  # accepted
   fixed = _agent()
   fixed.observe_env_frames(10**9)  # A fixed ladder (the default) never moves.
   assert fixed.epsilon_exponent == 1.0
@@ -431,6 +432,10 @@ def test_training_envs_act_on_the_decayed_ladder_and_evaluation_envs_do_not():
      r'epsilon_base = 0.4\]'),
     (VECTOR, dict(epsilon_base_final=0.1),
      'R2D2Config.epsilon_decay_frames = 0; accepted: an int >= 1'),
+    (VECTOR, dict(epsilon_base_final=0.1, epsilon_decay_frames=-5),
+     'R2D2Config.epsilon_decay_frames = -5; accepted: an int >= 1'),
+    (VECTOR, dict(epsilon_base_final=True, epsilon_decay_frames=10),
+     'R2D2Config.epsilon_base_final = True; accepted: None, or a number'),
     (VECTOR, dict(epsilon_base=1.0, epsilon_base_final=0.1, epsilon_decay_frames=10),
      r'R2D2Config.epsilon_base = 1.0; accepted: a number in \(0, 1\) with a decaying ladder'),
     (VECTOR, dict(max_grad_norm=0.0),

@@ -80,6 +80,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     # observe_env_frames moves it along a decaying ladder.
     self._epsilon_exponent = tf.Variable(1.0, trainable=False, dtype=tf.float32,
                                          name='epsilon_exponent')
+    self._epsilon_exponent_value = 1.0  # What the variable holds, without reading it back.
     self._train_function = tf.function(self._train)
 
   @property
@@ -128,15 +129,19 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     """With a decaying ladder (epsilon_base_final set), every training env's epsilon
     from here on is its rung's at b(env_frames) (exploration.ladder_exponent)."""
     config = self.config
-    if config.epsilon_base_final is not None:
-      self._epsilon_exponent.assign(exploration.ladder_exponent(
-          env_frames, config.epsilon_base, config.epsilon_base_final,
-          config.epsilon_decay_frames))
+    if config.epsilon_base_final is None:
+      return
+    exponent = exploration.ladder_exponent(env_frames, config.epsilon_base,
+                                           config.epsilon_base_final,
+                                           config.epsilon_decay_frames)
+    if exponent != self._epsilon_exponent_value:  # Still once the decay has ended.
+      self._epsilon_exponent.assign(exponent)
+      self._epsilon_exponent_value = exponent
 
   @property
   def epsilon_exponent(self) -> float:
     """The power training envs raise their rung's starting epsilon to now (1: as it starts)."""
-    return float(self._epsilon_exponent.numpy())
+    return self._epsilon_exponent_value
 
   @tf.function
   def inference(self, observation, reward, done, core_state, acting: types.ActingParams):

@@ -9,6 +9,7 @@ import dataclasses
 from typing import Optional, Tuple
 
 import gin
+import numpy as np
 
 from seed.agents.common import choices
 from seed.agents.common import config_checks as checks
@@ -74,7 +75,8 @@ class R2D2Config:
   (exploration.ladder_exponent). Needs 0 < epsilon_base < 1."""
   epsilon_decay_frames: int = 0
   """Env frames over which the ladder's base falls to epsilon_base_final, >= 1 when
-  that is set; 0 otherwise."""
+  that is set; 0 otherwise. The learner moves the ladder before each train step, so it
+  stays at its start while the replay fills, and for good without training."""
   eval_epsilon: float = 1e-3
   """Epsilon of evaluation envs, in [0, 1]."""
   seed: int = 0
@@ -95,17 +97,17 @@ class R2D2Config:
     checks.one_of(self, 'unroll_torso_dtype', choices.TORSO_DTYPES)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.widths(self, 'mlp_hidden_sizes')
-    checks.ints_at_least(self, 0, 'epsilon_decay_frames')
     if self.epsilon_base_final is None:
-      if self.epsilon_decay_frames:
+      if self.epsilon_decay_frames != 0:
         checks.fail(self, 'epsilon_decay_frames',
                     '0 while epsilon_base_final is None (nothing decays)')
     else:
       if not 0.0 < self.epsilon_base < 1.0:
         checks.fail(self, 'epsilon_base', 'a number in (0, 1) with a decaying ladder '
                     '(epsilon_base_final set)')
-      if not (isinstance(self.epsilon_base_final, (int, float))
-              and 0.0 < self.epsilon_base_final <= self.epsilon_base):
+      final = self.epsilon_base_final
+      if not (isinstance(final, (int, float, np.number)) and not isinstance(final, bool)
+              and 0.0 < final <= self.epsilon_base):
         checks.fail(self, 'epsilon_base_final',
                     f'None, or a number in (0, epsilon_base = {self.epsilon_base:g}]')
       checks.ints_at_least(self, 1, 'epsilon_decay_frames')

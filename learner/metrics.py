@@ -66,7 +66,8 @@ class Metrics:
          'mean_inference_batch', 'queue_fill', 'actor_streams', 'connected_envs', 'rss_mb',
          'threads', 'open_fds'))
     self._train_steps_path = os.path.join(logdir, 'train_steps.csv') if log_train_steps else None
-    self._train_steps_csv: Optional[run_files.AppendOnlyCsv] = None  # columns: the first logs
+    # Its columns: the first logs, or the file's header when a resumed run appends.
+    self._train_steps_csv: Optional[run_files.AppendOnlyCsv] = None
     self._lock = threading.Lock()
     self._recent_returns = collections.deque(maxlen=return_window)
     self._new_episodes = []

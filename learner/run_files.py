@@ -47,16 +47,22 @@ class AppendOnlyCsv:
   cut short is truncated back off, so a reader never sees half a line. A file
   left with a torn last line (a crash during a short write) is cut back to its
   last whole line when opened.
+
+  `columns` is the header the file has: `header` for a new file, an existing file's
+  own otherwise, which a resumed run's lines must follow (a newer learner may log more
+  or other names than the one that began the file).
   """
 
   def __init__(self, path: str, header: Sequence[str]):
     self.path = path
-    self.columns = tuple(header)
     self._outage = Outage(os.path.basename(path))
     self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
     _cut_torn_line(self._fd)
     if os.fstat(self._fd).st_size == 0:
+      self.columns = tuple(header)
       self.write_line(','.join(self.columns))
+    else:
+      self.columns = tuple(_first_line(self._fd).split(','))
 
   def write_line(self, line: str) -> bool:
     """Appends `line` and a newline; False when it was dropped."""
@@ -90,6 +96,16 @@ class AppendOnlyCsv:
 
   def close(self) -> None:
     os.close(self._fd)
+
+
+def _first_line(fd: int) -> str:
+  first, offset = b'', 0
+  while b'\n' not in first:
+    chunk = os.pread(fd, 4096, offset)
+    if not chunk:
+      break
+    first, offset = first + chunk, offset + len(chunk)
+  return first.split(b'\n', 1)[0].decode()
 
 
 def _cut_torn_line(fd: int) -> None:

@@ -29,6 +29,26 @@ def test_lines_append_whole_and_the_header_once(tmp_path):
   assert open(path).read() == 'a,b\n1,2\n3,4\n'
 
 
+def test_a_resumed_learner_with_other_logs_writes_by_the_files_columns(tmp_path):
+  # A newer learner resuming a run may log a name the file's header lacks (R2D2's
+  # top_rung_epsilon came later): its lines follow the header, not its own logs.
+  counters = Counters()
+  first = metrics_lib.Metrics(str(tmp_path), counters, log_train_steps=True)
+  first.on_train({'loss': 0.5, 'mean_q': 1.0})
+  first.close()
+  counters.add(learner_steps=1)
+  resumed = metrics_lib.Metrics(str(tmp_path), counters, log_train_steps=True)
+  resumed.on_train({'loss': 0.25, 'a_new_log': 7.0, 'mean_q': 2.0})
+  resumed.on_train({'loss': 0.125})  # a step without mean_q: NaN in its column
+  resumed.close()
+  rows = list(csv.DictReader(open(tmp_path / 'train_steps.csv')))
+  assert list(rows[0]) == ['learner_steps', 'loss', 'mean_q']
+  assert [(r['learner_steps'], r['loss'], r['mean_q']) for r in rows] == [
+      ('0', '0.5', '1.0'), ('1', '0.25', '2.0'), ('1', '0.125', 'nan')]
+  assert AppendOnlyCsv(str(tmp_path / 'train_steps.csv'), ('x',)).columns == (
+      'learner_steps', 'loss', 'mean_q')
+
+
 def test_a_torn_last_line_is_cut_when_the_file_is_opened(tmp_path):
   path = tmp_path / 'episodes.csv'
   path.write_text('a,b\n1,2\n3,')

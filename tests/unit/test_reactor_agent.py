@@ -75,6 +75,44 @@ def test_checkpoint_holds_the_network_optimizer_and_sampler():
   assert {'model', 'optimizer', 'sampler'} <= set(_agent().checkpoint_items())
 
 
+def test_a_target_network_starts_as_the_online_one_and_is_copied_every_period():
+  agent = _agent(target_update_period=2)
+  assert 'target_model' in agent.checkpoint_items()
+  online, target = agent.network, agent._target_network  # pylint: disable=protected-access
+  for a, b in zip(_values(online.weights), _values(target.weights)):
+    np.testing.assert_array_equal(a, b)
+  rng = np.random.default_rng(4)
+  first = agent.train_step(random_logits_sample(agent, CATCH, rng))
+  assert first.logs['target_updated'] == 0.0
+  assert any(not np.allclose(a, b) for a, b in zip(_values(online.weights),
+                                                   _values(target.weights)))
+  second = agent.train_step(random_logits_sample(agent, CATCH, rng))
+  assert second.logs['target_updated'] == 1.0  # the optimizer's 2nd applied step
+  for a, b in zip(_values(online.weights), _values(target.weights)):
+    np.testing.assert_array_equal(a, b)
+  assert 'target_updated' not in _agent().train_step(
+      random_logits_sample(_agent(), CATCH, rng)).logs
+
+
+def test_the_retrace_targets_bootstrap_from_the_target_network():
+  sample = random_logits_sample(_agent(), CATCH, np.random.default_rng(5))
+  without, with_target = _agent(), _agent(target_update_period=1000)
+  # Equal networks: the same numbers either way.
+  a, b = without.train_step(sample).logs, with_target.train_step(sample).logs
+  for key in ('q_loss', 'mean_q', 'mean_return', 'policy_loss'):
+    assert a[key] == pytest.approx(b[key], rel=1e-5), key
+  # A target network whose return distributions are uniform over the atoms (mean 0):
+  # the online Q values are the same, the Retrace returns move.
+  agent = _agent(target_update_period=1000)
+  target = agent._target_network  # pylint: disable=protected-access
+  for variable in target.weights:
+    if 'q_values' in variable.path:
+      variable.assign(tf.zeros_like(variable))
+  moved = agent.train_step(sample).logs
+  assert moved['mean_q'] == pytest.approx(a['mean_q'], rel=1e-5)
+  assert abs(moved['mean_return'] - a['mean_return']) > 1e-3
+
+
 def test_continuous_actions_are_refused():
   box = spec_lib.EnvSpec((3,), 'float32', action_shape=(1,), action_low=(-2.0,),
                          action_high=(2.0,))
@@ -88,6 +126,7 @@ def test_continuous_actions_are_refused():
     ('v_max', -20.0, r'a number > v_min \(-10.0\)'),
     ('retrace_lambda', 2.0, r'a number in \[0, 1\]'),
     ('priority_eta', -0.1, r'a number in \[0, 1\]'),
+    ('target_update_period', -1, 'an int >= 0'),
 ])
 def test_bad_config_names_the_field_and_the_range(field, value, accepted):
   with pytest.raises(ValueError, match=rf'ReactorConfig\.{field} = {value!r}; accepted: {accepted}'):

@@ -60,6 +60,13 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
     self.config = config = config if config is not None else config_lib.ReactorConfig()
     self._env_spec = env_spec
     self._network = networks.policy_distribution_network(env_spec, config)
+    self._target_network = None
+    if config.target_update_period:
+      # The same config and seed: the same variables in the same order, then a copy.
+      self._target_network = networks.policy_distribution_network(
+          env_spec, config, name='target_policy_distribution')
+      self._target_network.trainable = False
+      self._copy_to_target()
     self._support = tf.constant(
         np.linspace(config.v_min, config.v_max, config.num_atoms), tf.float32)
     self._configured_learning_rate = float(config.learning_rate)
@@ -73,7 +80,15 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
     return self._support.numpy()
 
   def checkpoint_items(self) -> Dict[str, object]:
-    return {'model': self._network, 'optimizer': self._optimizer, 'sampler': self._sampler}
+    items = {'model': self._network, 'optimizer': self._optimizer, 'sampler': self._sampler}
+    if self._target_network is not None:
+      items['target_model'] = self._target_network
+    return items
+
+  def _copy_to_target(self):
+    """target <- online, variable by variable (both were built in the same order)."""
+    acer_common.copy_into_average(self._network.weights, self._target_network.weights)
+    return tf.constant(True)
 
   def train_step(self, sample: types.Sample) -> types.TrainResult:
     """One optimizer step on `batch_unrolls` sequences of `unroll_length + 1` steps,
@@ -124,13 +139,22 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
       distributions = tf.nn.softmax(atom_logits)                 # [T + 1, B, A, N]
       fixed_probs = tf.stop_gradient(probs)
       fixed_distributions = tf.stop_gradient(distributions)
-      state_distributions = tf.reduce_sum(fixed_probs[..., tf.newaxis] * fixed_distributions,
-                                          axis=2)                 # [T + 1, B, N]
+      # The distributions the targets bootstrap from: the target network's, or the
+      # online network's with the gradient stopped.
+      if self._target_network is None:
+        bootstrap_distributions = fixed_distributions
+      else:
+        _, target_atom_logits, _ = self._target_network.unroll(observation, done, core_state)
+        bootstrap_distributions = tf.nn.softmax(target_atom_logits)
+      state_distributions = tf.reduce_sum(
+          fixed_probs[..., tf.newaxis] * bootstrap_distributions, axis=2)  # [T + 1, B, N]
       taken_distributions = tf.reduce_sum(taken[..., tf.newaxis] * distributions[:-1], axis=2)
+      taken_bootstrap = tf.reduce_sum(taken[..., tf.newaxis] * bootstrap_distributions[:-1],
+                                      axis=2)
       log_rhos = tf.stop_gradient(tf.reduce_sum(
           (tf.nn.log_softmax(logits[:-1]) - tf.nn.log_softmax(behaviour_logits)) * taken, -1))
       targets = distributional_retrace.distributional_retrace_targets(
-          log_rhos, discounts, rewards, tf.stop_gradient(taken_distributions),
+          log_rhos, discounts, rewards, tf.stop_gradient(taken_bootstrap),
           state_distributions[:-1], state_distributions[-1], self._support,
           truncated=truncated, lambda_=config.retrace_lambda)
       cross_entropy = -tf.reduce_sum(
@@ -148,11 +172,19 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
     applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
+    target_updated = tf.constant(False)
+    if self._target_network is not None:
+      # Counted by the optimizer's iterations (a skipped update does not advance them).
+      due = tf.logical_and(applied, tf.equal(
+          tf.convert_to_tensor(self._optimizer.iterations) % config.target_update_period, 0))
+      target_updated = tf.cond(due, self._copy_to_target, lambda: tf.constant(False))
     q_taken = tf.reduce_sum(q_values * taken, axis=-1)
     mean = lambda x: tf.reduce_sum(mask * x) / tf.maximum(tf.reduce_sum(mask), 1.0)
     logs = dict(
         total_loss=total_loss, policy_loss=mean(policy.loss), q_loss=q_loss,
         entropy=mean(entropy), mean_rho=mean(tf.exp(log_rhos)), mean_beta=mean(policy.betas),
         mean_q=mean(q_taken), mean_return=mean(returns), grad_norm=grad_norm,
-        learning_rate=learning_rate, skipped_updates=1.0 - tf.cast(applied, tf.float32))
+        learning_rate=learning_rate, skipped_updates=1.0 - tf.cast(applied, tf.float32),
+        **({'target_updated': tf.cast(target_updated, tf.float32)}
+           if self._target_network is not None else {}))
     return logs, tf.abs(returns - q_taken), mask > 0

@@ -61,6 +61,11 @@ class ReactorConfig:
   """RMSProp's epsilon, > 0 (ignored by Adam)."""
   max_grad_norm: Optional[float] = 10.0
   """Global-norm gradient clip, > 0; None disables clipping."""
+  target_update_period: int = 0
+  """0: the Retrace targets bootstrap from the online network's return distributions
+  (gradient stopped). N >= 1: from a target network, a copy of the online one made
+  every N applied train steps (counted by the optimizer, so a restore keeps the
+  period); the policy pi in the targets stays the online one."""
   torso: str = 'auto'
   """'auto' (picked from the observations, seed.agents.common.torsos.resolve_torso: mlp for
   rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
@@ -86,7 +91,7 @@ class ReactorConfig:
     """Raises ValueError naming the first field outside its accepted values."""
     checks.ints_at_least(self, 1, 'unroll_length', 'batch_unrolls', 'lstm_size')
     checks.ints_at_least(self, 2, 'num_atoms')
-    checks.ints_at_least(self, 0, 'seed')
+    checks.ints_at_least(self, 0, 'seed', 'target_update_period')
     checks.in_range(self, 0.0, 1.0, 'discount', 'retrace_lambda', 'priority_eta')
     checks.positive(self, 'beta_clip', 'reward_scale', 'learning_rate', 'adam_epsilon', 'rmsprop_epsilon')
     checks.non_negative(self, 'q_cost', 'entropy_cost')

@@ -6,9 +6,10 @@ from seed.agents.reactor import config as config_lib
 from seed.envs import spec as spec_lib
 
 
-def policy_distribution_network(env_spec: spec_lib.EnvSpec, config: config_lib.ReactorConfig
+def policy_distribution_network(env_spec: spec_lib.EnvSpec, config: config_lib.ReactorConfig,
+                                name: str = 'policy_distribution'
                                 ) -> policy_value.PolicyValueNetwork:
   """Logits [B, A] and return-distribution logits [B, A, num_atoms]."""
   return policy_value.from_config(env_spec, config, q_head=True, q_atoms=config.num_atoms,
                                   lstm_input_layer_norm=config.lstm_input_layer_norm,
-                                  name='policy_distribution')
+                                  name=name)

@@ -55,6 +55,27 @@ def apply_if_finite(optimizer, gradients: Sequence[Optional[tf.Tensor]],
   return applied, grad_norm
 
 
+def copy_weights(network, target_network) -> None:
+  """target <- network, variable by variable (both built in the same order)."""
+  for target, online in zip(target_network.weights, network.weights):
+    target.assign(online)
+
+
+def copy_to_target_when_due(optimizer, applied, period: int, network, target_network):
+  """copy_weights after an applied update that makes the optimizer's step count a
+  multiple of `period`; inside a tf.function. Returns the bool tensor: copied this step.
+
+  Counted by the optimizer's iterations, so the period survives a checkpoint restore;
+  a skipped update does not advance them (it would copy again after a copying one)."""
+
+  def copy():
+    copy_weights(network, target_network)
+    return tf.constant(True)
+
+  due = tf.logical_and(applied, tf.equal(tf.convert_to_tensor(optimizer.iterations) % period, 0))
+  return tf.cond(due, copy, lambda: tf.constant(False))
+
+
 # What tf.experimental.dlpack takes in place (it refuses bool and checks no alignment:
 # an unaligned buffer aborts the process in a kernel, so zero_copy_tensor checks it).
 _DLPACK_DTYPES = frozenset(np.dtype(t) for t in (np.uint8, np.int8, np.int16, np.int32,

@@ -72,7 +72,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     self._target_network = make_network('target_q')
     # Not trainable: the tape then does not watch it and the optimizer never sees it.
     self._target_network.trainable = False
-    self._copy_to_target()
+    tf_agent.copy_weights(self._network, self._target_network)
     self._optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
     # Its own stream (not the global seed), so exploration is reproducible per agent.
     self._sampler = tf.random.Generator.from_seed(config.seed)
@@ -159,12 +159,6 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
                        acting.epsilon ** self._epsilon_exponent)
     action = exploration.epsilon_greedy(q, epsilon, self._sampler.make_seeds(2))
     return action, {'q': q}, tuple(new_state)
-
-  def _copy_to_target(self):
-    """target <- online, variable by variable (both were built in the same order)."""
-    for target, online in zip(self._target_network.weights, self._network.weights):
-      target.assign(online)
-    return tf.constant(True)
 
   def checkpoint_items(self) -> Dict[str, object]:
     return {'model': self._network, 'target_model': self._target_network,
@@ -258,12 +252,9 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
     applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
                                                   loss, self.config.max_grad_norm)
-    # Counted by the optimizer's iterations, so the period survives a checkpoint restore.
-    # A skipped update does not advance them: it would copy again after a copying one.
-    iterations = tf.convert_to_tensor(self._optimizer.iterations)
-    due = tf.logical_and(applied,
-                         tf.equal(iterations % self.config.target_update_period, 0))
-    updated = tf.cond(due, self._copy_to_target, lambda: tf.constant(False))
+    updated = tf_agent.copy_to_target_when_due(self._optimizer, applied,
+                                               self.config.target_update_period,
+                                               self._network, self._target_network)
     logs = dict(loss_lib.sequence_logs(q_taken, targets, abs_td_errors, valid_mask),
                 loss=loss, grad_norm=grad_norm, learning_rate=learning_rate,
                 target_updated=tf.cast(updated, tf.float32),

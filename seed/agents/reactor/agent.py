@@ -66,7 +66,7 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
       self._target_network = networks.policy_distribution_network(
           env_spec, config, name='target_policy_distribution')
       self._target_network.trainable = False
-      self._copy_to_target()
+      tf_agent.copy_weights(self._network, self._target_network)
     self._support = tf.constant(
         np.linspace(config.v_min, config.v_max, config.num_atoms), tf.float32)
     self._configured_learning_rate = float(config.learning_rate)
@@ -84,11 +84,6 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
     if self._target_network is not None:
       items['target_model'] = self._target_network
     return items
-
-  def _copy_to_target(self):
-    """target <- online, variable by variable (both were built in the same order)."""
-    acer_common.copy_into_average(self._network.weights, self._target_network.weights)
-    return tf.constant(True)
 
   def train_step(self, sample: types.Sample) -> types.TrainResult:
     """One optimizer step on `batch_unrolls` sequences of `unroll_length + 1` steps,
@@ -174,10 +169,9 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
                                                   total_loss, config.max_grad_norm)
     target_updated = tf.constant(False)
     if self._target_network is not None:
-      # Counted by the optimizer's iterations (a skipped update does not advance them).
-      due = tf.logical_and(applied, tf.equal(
-          tf.convert_to_tensor(self._optimizer.iterations) % config.target_update_period, 0))
-      target_updated = tf.cond(due, self._copy_to_target, lambda: tf.constant(False))
+      target_updated = tf_agent.copy_to_target_when_due(
+          self._optimizer, applied, config.target_update_period, self._network,
+          self._target_network)
     q_taken = tf.reduce_sum(q_values * taken, axis=-1)
     mean = lambda x: tf.reduce_sum(mask * x) / tf.maximum(tf.reduce_sum(mask), 1.0)
     logs = dict(

@@ -115,7 +115,7 @@ def evaluate(args: argparse.Namespace) -> int:
   print(report.table(stats, len(played)))
   paths = report.write(
       os.path.join(args.logdir, 'evaluation'),
-      f'{os.path.basename(prefix)}_{args.policy}_seed{args.seed}', stats, played,
+      report.file_stem(prefix, args.policy, args.seed, num_envs), stats, played,
       about={'checkpoint': prefix, 'agent': args.agent, 'env': env_config.name,
              'policy': args.policy, 'seed': args.seed, 'num_envs': num_envs,
              'counters': counters})

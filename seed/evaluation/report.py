@@ -39,6 +39,14 @@ def table(stats: Mapping[str, Mapping[str, float]], num_episodes: int) -> str:
   return '\n'.join(lines)
 
 
+def file_stem(checkpoint: str, policy: str, seed: int, num_envs: int) -> str:
+  """The files' name for one evaluation: `ckpt-7_greedy_seed0` with one env,
+  `ckpt-7_greedy_seeds0-9` with envs seeded 0..9, so that evaluating a checkpoint over
+  several envs does not replace its one-env evaluation."""
+  seeds = f'seed{seed}' if num_envs == 1 else f'seeds{seed}-{seed + num_envs - 1}'
+  return f'{os.path.basename(checkpoint)}_{policy}_{seeds}'
+
+
 def write(directory: str, name: str, stats: Mapping[str, Mapping[str, float]],
           episodes: Sequence[Episode], about: Mapping[str, object]) -> List[str]:
   """<directory>/<name>.csv (the table) and <name>.json (the table, each episode and

@@ -113,6 +113,13 @@ def test_evaluate_prints_and_writes_the_table_of_n_episodes(trained):
   with open(f'{name}.csv') as f:
     assert f.readline().strip() == 'quantity,episodes,mean,std,min,max'
     assert [line.split(',')[:2] for line in f] == [['return', '4'], ['length_steps', '4']]
+  # Over 2 envs (seeds 0 and 1) the same checkpoint's evaluation goes beside this one.
+  result = evaluate('--logdir', trained, '--episodes', '2', '--num_envs', '2')
+  assert result.returncode == 0, result.stderr[-3000:]
+  with open(os.path.join(trained, 'evaluation', 'ckpt-1_greedy_seeds0-1.json')) as f:
+    assert json.load(f)['num_envs'] == 2
+  with open(f'{name}.json') as f:
+    assert json.load(f)['episodes'] == 4
 
 
 @pytest.mark.skipif(importlib.util.find_spec('imageio_ffmpeg') is None,
@@ -233,3 +240,9 @@ def test_summary_statistics_by_hand():
   stats = report.summarize([1.0, 2.0, 3.0, 6.0])
   # mean 3; deviations -2, -1, 0, 3; population variance (4 + 1 + 0 + 9) / 4 = 3.5
   assert stats == pytest.approx({'mean': 3.0, 'std': 3.5 ** 0.5, 'min': 1.0, 'max': 6.0})
+
+
+def test_an_evaluation_over_several_envs_is_saved_beside_the_one_env_one():
+  assert report.file_stem('/run/ckpt/ckpt-7', 'greedy', 0, 1) == 'ckpt-7_greedy_seed0'
+  assert report.file_stem('/run/ckpt/ckpt-7', 'greedy', 0, 10) == 'ckpt-7_greedy_seeds0-9'
+  assert report.file_stem('ckpt-7', 'sample', 3, 2) == 'ckpt-7_sample_seeds3-4'

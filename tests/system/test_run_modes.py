@@ -170,7 +170,7 @@ def test_evaluate_plays_each_agent(tmp_path, agent, gin_file, policy, capsys):
   assert evaluate_lib.main(['--logdir', logdir, '--episodes', '3', '--num_envs', '2',
                             '--policy', policy]) == 0
   assert '| 3 episodes |' in capsys.readouterr().out
-  with open(os.path.join(logdir, 'evaluation', f'ckpt-1_{policy}_seed0.json')) as f:
+  with open(os.path.join(logdir, 'evaluation', f'ckpt-1_{policy}_seeds0-1.json')) as f:
     written = json.load(f)
   assert [e['env_index'] for e in written['per_episode']].count(0) == 2
 

@@ -234,7 +234,7 @@ def _ratio(value, base) -> str:
   return f'{100 * value / base:.0f}%' if value and base else '—'
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--env', default='atari', help='gin/<env>/<agent>.gin')
   parser.add_argument('--agent', default='vtrace')
@@ -258,7 +258,21 @@ def main(argv=None) -> int:
                       'loopback')
   parser.add_argument('--peer_s', type=float, default=0,
                       help='also run Sample Factory APPO on Pong for this many seconds')
+  # Best against best: the default is the best row of Sample Factory's own sweep on the
+  # 2-core development machine (`python -m bench.peer_sample_factory --sweep`,
+  # docs/performance.md "Best against best"); rerun the sweep on other hardware.
+  parser.add_argument('--peer_workers', type=int, default=2,
+                      help="Sample Factory's rollout worker processes (its best here: 2)")
+  parser.add_argument('--peer_envs_per_worker', type=int, default=16,
+                      help="Sample Factory's envs per worker (its best here: 16)")
+  parser.add_argument('--peer_warmup_s', type=float, default=40,
+                      help="seconds of Sample Factory's run before its reports count")
   parser.add_argument('--out', help='also write the table to this markdown file')
+  return parser
+
+
+def main(argv=None) -> int:
+  parser = _parser()
   args = parser.parse_args(argv)
 
   gin_file = os.path.join(REPO, 'gin', args.env, f'{args.agent}.gin')
@@ -356,14 +370,17 @@ def _speedup_lines(results) -> List[str]:
 def _peer_lines(args, results) -> List[str]:
   """Sample Factory for the same wall time, and the ratio to our best training figure."""
   from bench import peer_sample_factory  # pylint: disable=g-import-not-at-top
-  peer = peer_sample_factory.run_sample_factory(args.peer_s)
+  peer = peer_sample_factory.run_sample_factory(
+      args.peer_s, args.peer_workers, args.peer_envs_per_worker, args.peer_warmup_s)
   ours = [t['frames_per_s'] for _, _, t in results.values() if t.get('frames_per_s')]
-  lines = ['', f'Sample Factory APPO on Pong, {args.peer_s:g} s: '
-           f'{peer["frames_per_s_median"]:,.0f} frames/s (median of its 10-s figures); '
-           f'settings: {json.dumps(peer["settings"])}']
+  median, overall = peer['frames_per_s_median'], peer['frames_per_s_overall']
+  lines = ['', f'Sample Factory APPO on Pong, {args.peer_workers} workers × '
+           f'{args.peer_envs_per_worker} envs, {args.peer_s:g} s: {median:,.0f} frames/s '
+           f'(median of its 10-s figures), {overall:,.0f} (overall, after '
+           f'{args.peer_warmup_s:g} s); settings: {json.dumps(peer["settings"])}']
   if ours:
-    lines.append(f'ours / Sample Factory (best training configuration): '
-                 f'{max(ours) / peer["frames_per_s_median"]:.2f}')
+    lines.append(f'ours (best training row) / Sample Factory: {max(ours) / median:.2f} by its '
+                 f'median figure, {max(ours) / overall:.2f} by its overall one')
   print('\n'.join(lines), flush=True)
   return lines
 

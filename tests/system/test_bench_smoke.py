@@ -120,6 +120,26 @@ value = m._speedup_lines(results)""")
   assert not any('16 envs' in line for line in lines)
 
 
+def test_the_peer_runs_at_its_own_best_setting_and_both_ratios_are_printed():
+  # Best against best: Sample Factory runs at the best row of its own sweep (2 x 16), not
+  # the 2 x 2 matched to ours; its run is stubbed here (it needs its own venv and minutes).
+  value = bench_value('throughput', """
+import argparse
+from bench import peer_sample_factory
+calls = []
+def fake_run(seconds, workers, envs, warmup):
+  calls.append([seconds, workers, envs, warmup])
+  return {'frames_per_s_median': 800.0, 'frames_per_s_overall': 1000.0, 'settings': {}}
+peer_sample_factory.run_sample_factory = fake_run
+args = m._parser().parse_args(['--peer_s', '160'])
+results = {(2, 16): ({}, {}, {'frames_per_s': 2400.0}), (1, 16): ({}, {}, {'frames_per_s': 1200.0})}
+value = [calls, m._peer_lines(args, results)]""")
+  calls, lines = value
+  assert calls == [[160.0, 2, 16, 40.0]]
+  assert lines[-1] == ('ours (best training row) / Sample Factory: 3.00 by its median figure, '
+                       '2.40 by its overall one')
+
+
 def test_replay_storage_benchmark_prints_before_and_after():
   has_old_code = subprocess.run(['git', 'cat-file', '-e', 'HEAD'], cwd=REPO,
                                 capture_output=True).returncode == 0 and subprocess.run(

@@ -124,7 +124,6 @@ def test_the_peer_runs_at_its_own_best_setting_and_both_ratios_are_printed():
   # Best against best: Sample Factory runs at the best row of its own sweep (2 x 16), not
   # the 2 x 2 matched to ours; its run is stubbed here (it needs its own venv and minutes).
   value = bench_value('throughput', """
-import argparse
 from bench import peer_sample_factory
 calls = []
 def fake_run(seconds, workers, envs, warmup):

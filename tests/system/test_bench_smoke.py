@@ -250,7 +250,7 @@ def test_the_round_trip_floor_prints_transport_learner_and_tf_call_figures():
   assert len(rows) == 2 + 4 + 3 + 1 and all(r['p50_ms'] > 0 for r in rows), rows
 
 
-def test_the_q_probe_and_adam_steps_read_an_r2d2_checkpoint(tmp_path):
+def test_the_q_probe_adam_steps_and_torso_probe_read_an_r2d2_checkpoint(tmp_path):
   run = tmp_path / 'run'
   train = subprocess.run(
       [sys.executable, '-m', 'seed', 'train', 'toy', 'r2d2', '1', '2', f'--logdir={run}',
@@ -275,6 +275,15 @@ def test_the_q_probe_and_adam_steps_read_an_r2d2_checkpoint(tmp_path):
   # One row per trained variable of the online network, the torso's first.
   assert rows and rows[0][0].endswith('kernel'), steps.stdout
   assert all(0 <= float(row[3]) <= 1 and 0 <= float(row[5]) <= 1 for row in rows), steps.stdout
+  torso = subprocess.run([sys.executable, '-m', 'bench.torso_probe', f'--logdir={run}',
+                          '--states=20'],
+                         capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  assert torso.returncode == 0, torso.stdout + torso.stderr
+  # toy's R2D2 has an MLP torso and an LSTM: its layers, then the LSTM's input, then the gates.
+  rows = re.findall(r'^\| (\w+) \| (\d+)% \| (-?[\d.]+) \| ([\d.]+) \|$', torso.stdout, re.M)
+  assert [row[0] for row in rows][0] == 'mlp_0' and rows[-1][0] == 'lstm_input', torso.stdout
+  assert re.search(r"LSTM gates' inputs beyond \|5\|: input gate \d+%, output gate \d+%",
+                   torso.stdout), torso.stdout
 
 
 def test_adam_step_factors_by_hand():
@@ -286,6 +295,20 @@ def test_adam_step_factors_by_hand():
   rmsprop = bench_value('adam_steps', 'import numpy as np\n'
                         'value = list(m.rmsprop_step_factors(np.array([np.sqrt(3e-4)]), 1e-4))')
   assert abs(rmsprop[0] - 3 ** 0.5 / 2) < 1e-12
+
+
+def test_torso_probe_statistics_by_hand():
+  # Two states of a 3-unit layer: unit 0 never fires, unit 1 fires once (0 and 2),
+  # unit 2 is 1 in both. Mean 4 / 6; std across states 0, 1, 0.
+  stats = bench_value('torso_probe', 'import numpy as np\n'
+                      'value = m.layer_stats(np.array([[0., 0., 1.], [0., 2., 1.]]))')
+  assert stats == {'never_active': 1 / 3, 'mean': 4 / 6, 'std_across_states': 1 / 3}
+  # Gates of 2 units each in Keras' order i, f, c, o: one of the input gate's 4 entries
+  # and all 4 of the output gate's beyond |5|; the forget and cell gates do not count.
+  saturation = bench_value('torso_probe', 'import numpy as np\n'
+                           'row = [6., 0., 9., 9., 9., 9., -7., 8.]\n'
+                           'value = m.gate_saturation(np.array([row, [0.] * 6 + [6., -6.]]))')
+  assert saturation == {'input_gate_saturated': 0.25, 'output_gate_saturated': 1.0}
 
 
 @pytest.mark.parametrize('backend', ['gymnasium', 'envpool'])

@@ -241,6 +241,27 @@ class TorsoNetworkMixin:
     return apply_torso(self._torso_layers, self._torso_name, self._observation_shape,
                        observation, compute_dtype)
 
+  def layer_outputs(self, observation) -> List[Tuple[str, tf.Tensor]]:
+    """Each torso layer's output for [N, *observation_shape] (Flatten's left out),
+    then, with an LSTM, the LSTM's input features and its gates' inputs from them,
+    W x + b [N, 4 * lstm_size] in Keras' order (input, forget, cell, output) without
+    the recurrent part. For diagnostics (bench.torso_probe): a layer whose units are
+    all silent, or an LSTM whose gates' inputs are beyond |5| (sigmoid and tanh
+    saturated), passes no gradient down."""
+    x = tf.convert_to_tensor(observation)
+    outputs = []
+    for i, layer in enumerate(self._torso_layers):
+      if isinstance(layer, keras.layers.Flatten):
+        continue
+      outputs.append((layer.name, apply_torso(self._torso_layers[:i + 1], self._torso_name,
+                                              self._observation_shape, x)))
+    if self._use_lstm:
+      features = self._lstm_input(outputs[-1][1])
+      outputs.append(('lstm_input', features))
+      outputs.append(('lstm_gate_inputs',
+                      tf.matmul(features, self._lstm.kernel) + self._lstm.bias))
+    return outputs
+
   def _lstm_input(self, features):
     """The torso's features [N, F] as the LSTM reads them: layer-normalised when the
     network has `_lstm_input_norm`. Rows are independent, so an unroll normalises all

@@ -15,7 +15,7 @@ gates' inputs (W x + b from the torso's features, without the recurrent part) be
 """
 import argparse
 import sys
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -23,10 +23,11 @@ import numpy as np
 SATURATED = 5.0
 
 
-def layer_stats(activations: np.ndarray) -> Dict[str, float]:
-  """[N states, ...units] -> never-active share, mean, mean std across states."""
+def layer_stats(activations: np.ndarray, relu: bool = True) -> Dict[str, Optional[float]]:
+  """[N states, ...units] -> never-active share (None for a layer without ReLU, whose
+  outputs may be negative), mean, mean std across states."""
   units = activations.reshape(activations.shape[0], -1)
-  return {'never_active': float(np.mean(np.all(units <= 0.0, axis=0))),
+  return {'never_active': float(np.mean(np.all(units <= 0.0, axis=0))) if relu else None,
           'mean': float(units.mean()),
           'std_across_states': float(units.std(axis=0).mean())}
 
@@ -56,7 +57,8 @@ def table(rows: Sequence[tuple]) -> str:
   lines = ['| layer | units never active | mean activation | std across states (mean over units) |',
            '|---|---:|---:|---:|']
   for name, stats in rows:
-    lines.append(f'| {name} | {stats["never_active"]:.0%} | {stats["mean"]:.4f} | '
+    never_active = '—' if stats['never_active'] is None else f'{stats["never_active"]:.0%}'
+    lines.append(f'| {name} | {never_active} | {stats["mean"]:.4f} | '
                  f'{stats["std_across_states"]:.4f} |')
   return '\n'.join(lines)
 
@@ -82,8 +84,10 @@ def main(argv=None) -> int:
   outputs = [(name, np.asarray(value)) for name, value in network.layer_outputs(observations)]
   print(f'{eval_args.agent}, {prefix} (env frames {counters["env_frames"]:,}, learner steps '
         f'{counters["learner_steps"]:,}); {args.states} states of random play\n')
-  print(table([(name, layer_stats(value)) for name, value in outputs
-               if name != 'lstm_gate_inputs']))
+  # The LSTM's input is the last ReLU layer's output, layer-normalised where the config
+  # says so: then its units are not ReLUs.
+  print(table([(name, layer_stats(value, relu=name != 'lstm_input'))
+               for name, value in outputs if name != 'lstm_gate_inputs']))
   gates = dict(outputs).get('lstm_gate_inputs')
   if gates is not None:
     saturation = gate_saturation(gates)

@@ -28,17 +28,7 @@ from typing import Callable, NamedTuple
 import gin
 import numpy as np
 
-
-def _walk(env, states: int) -> np.ndarray:
-  rng = np.random.default_rng(1)
-  observation, _ = env.reset(seed=1)
-  observations = []
-  for _ in range(states):
-    observations.append(observation)
-    observation, _, terminated, truncated, _ = env.step(int(rng.integers(env.action_space.n)))
-    if terminated or truncated:
-      observation, _ = env.reset()
-  return np.asarray(observations)
+from bench import torso_probe
 
 
 class _Probe(NamedTuple):
@@ -97,7 +87,8 @@ def main(argv=None) -> int:
   gin.parse_config_files_and_bindings([args.gin_file], args.gin_bindings)
   env_config = registry.EnvConfig()
   probe = _probe(args.agent, agent_class(env_config.spec()))
-  observations = _walk(env_config.make(seed=1), args.states)
+  observations = torso_probe.random_play_observations(env_config.make(seed=1), args.states,
+                                                      seed=1)
 
   def report(label: str) -> None:
     x = tf.cast(observations, tf.float32)

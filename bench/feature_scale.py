@@ -81,6 +81,7 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   from seed import agents  # pylint: disable=g-import-not-at-top
+  from seed.agents.common import torsos  # pylint: disable=g-import-not-at-top
   from seed.envs import registry  # pylint: disable=g-import-not-at-top
 
   agent_class = agents.agent_class(args.agent)
@@ -91,16 +92,10 @@ def main(argv=None) -> int:
                                                       seed=1)
 
   def report(label: str) -> None:
-    x = tf.cast(observations, tf.float32)
-    if observations.dtype == np.uint8:
-      x = x / 255.0
-    x = (tf.reshape(x, [len(observations), -1]) if probe.torso_name == 'mlp'
-         else tf.transpose(x, [0, 2, 3, 1]))
-    first = None
-    for layer in probe.torso_layers:  # The torso as apply_torso runs it (no LSTM in these configs).
-      x = layer(x)
-      if first is None:
-        first = tf.reshape(x, [len(observations), -1]).numpy()
+    # The torso as apply_torso runs it (no LSTM in these configs).
+    outputs = torsos.torso_layer_outputs(probe.torso_layers, probe.torso_name, observations)
+    first = tf.reshape(outputs[0][1], [len(observations), -1]).numpy()
+    x = outputs[-1][1]
     features = x.numpy()
     logits, value = probe.heads(x)
     logits = logits.numpy()

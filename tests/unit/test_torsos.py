@@ -1,4 +1,5 @@
-"""The torsos' bfloat16 path (apply_torso's compute_dtype) against their float32 layers."""
+"""The torsos: their bfloat16 path (apply_torso's compute_dtype) against their float32 layers,
+image layouts, and each layer's output (torso_layer_outputs)."""
 import numpy as np
 import pytest
 
@@ -82,3 +83,22 @@ def test_channels_last_images_give_the_features_of_their_channels_first_transpos
     np.testing.assert_allclose(
         want, torsos.apply_torso(layers, 'small_conv', (4, 10, 12),
                                  tf.constant(first.astype(np.float32) / 255.0)), atol=1e-6)
+
+
+@pytest.mark.parametrize('torso, shape', [('small_conv', (10, 12, 4)),
+                                          ('nature', (4, 84, 84)), ('mlp', (5, 3))])
+def test_each_layers_output_ends_in_the_torsos_features(torso, shape):
+  layers = _layers(torso)
+  observation = np.random.default_rng(3).integers(0, 256, (2,) + shape).astype(np.uint8)
+  outputs = torsos.torso_layer_outputs(layers, torso, observation)
+  names = [layer.name for layer in layers if not isinstance(layer, keras.layers.Flatten)]
+  assert [name for name, _ in outputs] == names
+  np.testing.assert_array_equal(
+      outputs[-1][1], torsos.apply_torso(layers, torso, shape, tf.constant(observation)))
+  # The first layer sees frames scaled by 1/255, channels last (the MLP: flattened).
+  by_hand = observation.astype(np.float32) / 255.0
+  if torso == 'mlp':
+    by_hand = by_hand.reshape(2, -1)
+  elif torso == 'nature':
+    by_hand = np.transpose(by_hand, [0, 2, 3, 1])
+  np.testing.assert_allclose(outputs[0][1], layers[0](by_hand), rtol=1e-6, atol=1e-6)

@@ -114,28 +114,53 @@ def build_torso_layers(torso: str, mlp_hidden_sizes: Sequence[int],
                                       kernel_initializer=initializer())]
 
 
-def apply_torso(layers: Sequence[keras.layers.Layer], torso: str,
-                observation_shape: Sequence[int], observation: tf.Tensor,
+def torso_input(torso: str, observation_shape: Sequence[int], observation: tf.Tensor,
                 compute_dtype: str = 'float32') -> tf.Tensor:
-  """[N, *observation_shape] -> [N, features] float32.
+  """[N, *observation_shape] -> what the torso's first layer takes, in `compute_dtype`.
 
   uint8 observations (frames) are scaled by 1/255, bool and float ones cast; image
-  torsos move channels-first observations to NHWC; the MLP flattens. With `compute_dtype`
-  'bfloat16' the layers' products run in bfloat16 on their float32 variables (cast
-  on the way in; gradients reach the variables in float32) and the features come
-  back as float32: bfloat16 keeps float32's range, so no loss scaling is needed.
+  torsos move channels-first observations to NHWC; the MLP flattens.
   """
   dtype = tf.as_dtype(compute_dtype)
   x = tf.cast(observation, dtype)
   if observation.dtype == tf.uint8:
     x = x * tf.constant(1.0 / 255.0, dtype)
   if torso == 'mlp':
-    x = tf.reshape(x, [tf.shape(x)[0], int(np.prod(observation_shape))])
-  elif image_layout(observation_shape) == 'channels_first':
-    x = tf.transpose(x, [0, 2, 3, 1])  # [N, C, H, W] -> [N, H, W, C].
+    return tf.reshape(x, [tf.shape(x)[0], int(np.prod(observation_shape))])
+  if image_layout(observation_shape) == 'channels_first':
+    return tf.transpose(x, [0, 2, 3, 1])  # [N, C, H, W] -> [N, H, W, C].
+  return x
+
+
+def apply_torso(layers: Sequence[keras.layers.Layer], torso: str,
+                observation_shape: Sequence[int], observation: tf.Tensor,
+                compute_dtype: str = 'float32') -> tf.Tensor:
+  """[N, *observation_shape] -> [N, features] float32, the input made by `torso_input`.
+
+  With `compute_dtype` 'bfloat16' the layers' products run in bfloat16 on their float32
+  variables (cast on the way in; gradients reach the variables in float32) and the
+  features come back as float32: bfloat16 keeps float32's range, so no loss scaling is
+  needed.
+  """
+  x = torso_input(torso, observation_shape, observation, compute_dtype)
   for layer in layers:
-    x = layer(x) if dtype == tf.float32 else _apply_layer_in(layer, x)
+    x = layer(x) if x.dtype == tf.float32 else _apply_layer_in(layer, x)
   return tf.cast(x, tf.float32)
+
+
+def torso_layer_outputs(layers: Sequence[keras.layers.Layer], torso: str,
+                        observation) -> List[Tuple[str, tf.Tensor]]:
+  """Each torso layer's float32 output for observations [N, *observation_shape], by layer
+  name, in order (Flatten's left out): the torso as `apply_torso` runs it, every step
+  kept. For diagnostics (bench.torso_probe, bench.feature_scale)."""
+  observation = tf.convert_to_tensor(observation)
+  x = torso_input(torso, observation.shape[1:], observation)
+  outputs = []
+  for layer in layers:
+    x = layer(x)
+    if not isinstance(layer, keras.layers.Flatten):
+      outputs.append((layer.name, x))
+  return outputs
 
 
 def _apply_layer_in(layer: keras.layers.Layer, x: tf.Tensor) -> tf.Tensor:
@@ -248,13 +273,7 @@ class TorsoNetworkMixin:
     the recurrent part. For diagnostics (bench.torso_probe): a layer whose units are
     all silent, or an LSTM whose gates' inputs are beyond |5| (sigmoid and tanh
     saturated), passes no gradient down."""
-    x = tf.convert_to_tensor(observation)
-    outputs = []
-    for i, layer in enumerate(self._torso_layers):
-      if isinstance(layer, keras.layers.Flatten):
-        continue
-      outputs.append((layer.name, apply_torso(self._torso_layers[:i + 1], self._torso_name,
-                                              self._observation_shape, x)))
+    outputs = torso_layer_outputs(self._torso_layers, self._torso_name, observation)
     if self._use_lstm:
       features = self._lstm_input(outputs[-1][1])
       outputs.append(('lstm_input', features))

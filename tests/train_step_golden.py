@@ -40,6 +40,11 @@ CASES = {
                                   hidden_sizes=(16, 16), seed=5), 4, 5,
             {'raw_action': ((1,), 'normal'), 'log_prob': ((), 'log_prob'),
              'policy_input': ((3,), 'observation')}),
+    # Discrete actions on frames: one Nature-CNN torso shared by the policy and value heads
+    # (recorded 2026-12-06, before the train step ran that torso once a minibatch).
+    'ppo_atari': ('ppo', ATARI, dict(unroll_length=3, batch_size=4, epochs=2, num_minibatches=2,
+                                     normalize_observations=False, seed=8), 4, 4,
+                  {'log_prob': ((), 'log_prob')}),
     'sac': ('sac', PENDULUM, dict(n_steps=2, minibatch_size=4, updates_per_step=2,
                                   hidden_sizes=(16, 16), seed=6), 8, 3, {}),
     'ddpg': ('ddpg', PENDULUM, dict(n_steps=1, minibatch_size=4, updates_per_step=2,

@@ -264,11 +264,11 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
         advantages_mb = ppo_lib.normalize_advantages(tf.gather(advantages, indices)) * valid_mb
         old_log_prob_mb = tf.gather(old_log_probs, indices)
         with tf.GradientTape() as tape:
-          log_prob, entropy = self._policy.log_prob_and_entropy(
+          log_prob, entropy, value = self._policy.log_prob_entropy_and_value(
               x_mb, tf.gather(actions, indices))
           policy_loss = ppo_lib.ppo_clipped_loss(log_prob, old_log_prob_mb, advantages_mb,
                                                  config.clip)
-          value_errors = self._network.value(x_mb) - tf.gather(value_targets, indices)
+          value_errors = value - tf.gather(value_targets, indices)
           value_loss = 0.5 * tf.reduce_sum(valid_mb * tf.square(value_errors)) / tf.maximum(
               tf.reduce_sum(valid_mb), 1.0)
           loss = policy_loss + config.value_cost * value_loss - config.entropy_cost * entropy

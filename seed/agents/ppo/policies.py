@@ -39,11 +39,13 @@ class GaussianPolicy:
     return tf.reshape(tf.cast(steps.policy_outputs['raw_action'][:, :-1], tf.float32),
                       [-1, self.bounds.size])
 
-  def log_prob_and_entropy(self, x, actions) -> Tuple[tf.Tensor, tf.Tensor]:
-    """(log pi(a|x) [N], mean entropy) under the current parameters."""
+  def log_prob_entropy_and_value(self, x, actions) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """(log pi(a|x) [N], mean entropy, the value head's V(x) [N]) under the current
+    parameters; policy and value have torsos of their own here."""
     mean, log_std = self.network.policy(x)
     return (distributions.diag_gaussian_log_prob(actions, mean, log_std),
-            tf.reduce_mean(distributions.diag_gaussian_entropy(mean, log_std)))
+            tf.reduce_mean(distributions.diag_gaussian_entropy(mean, log_std)),
+            self.network.value(x))
 
   def logs(self) -> Dict[str, tf.Tensor]:
     return {'log_std': tf.reduce_mean(self.network.log_std)}
@@ -72,10 +74,12 @@ class CategoricalPolicy:
     """[B * T] int32 actions of steps 0..T-1, batch-major."""
     return tf.reshape(tf.cast(steps.action[:, :-1], tf.int32), [-1])
 
-  def log_prob_and_entropy(self, x, actions) -> Tuple[tf.Tensor, tf.Tensor]:
-    logits, _ = self.network.policy_and_value(x)
+  def log_prob_entropy_and_value(self, x, actions) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+    """As the Gaussian policy's, from one pass: image observations share a torso, which a
+    second pass for the value would run (and differentiate) twice a minibatch."""
+    logits, value = self.network.policy_and_value(x)
     return (distributions.categorical_log_prob(logits, actions),
-            tf.reduce_mean(distributions.categorical_entropy(logits)))
+            tf.reduce_mean(distributions.categorical_entropy(logits)), value)
 
   def logs(self) -> Dict[str, tf.Tensor]:
     return {}

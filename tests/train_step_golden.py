@@ -4,7 +4,8 @@
 (tests/unit/test_train_step_golden.py) recomputes the logs with today's code and compares
 them to 1e-6. The batches are built from one seeded NumPy generator per case, so they
 do not depend on the code under test; only `make_agent` and `case_sample` adapt them to
-the agents' API (the recording used the pre-issue-12 dict batches at 84551c4).
+the agents' API (the recording used the pre-issue-12 dict batches at 84551c4; ppo_atari
+was added on 2026-12-06, recorded with the code before PPO's one-pass train step).
 """
 import json
 import os

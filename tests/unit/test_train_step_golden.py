@@ -1,4 +1,5 @@
-"""Every agent's train step gives the numbers it gave before issue 12's refactor, to 1e-6."""
+"""Every agent's train step gives the numbers it gave before issue 12's refactor (ppo_atari:
+before PPO's one-pass train step, 2026-12-06), to 1e-6."""
 import json
 
 import pytest

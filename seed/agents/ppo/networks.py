@@ -98,6 +98,12 @@ class CategoricalPolicyValue(keras.layers.Layer):
     features = self._features(x)
     return self._policy_head(features), tf.squeeze(self._value_head(features), -1)
 
+  def logits(self, x) -> tf.Tensor:
+    """Policy logits [N, A] alone: acting needs no value (the MLP case skips its MLP)."""
+    if self._torso_name == 'mlp':
+      return self._policy(x)
+    return self._policy_head(self._features(x))
+
   def value(self, x) -> tf.Tensor:
     """V(x) [N]."""
     if self._torso_name == 'mlp':

@@ -64,7 +64,7 @@ class CategoricalPolicy:
     self.trained_outputs = ('log_prob', 'policy_input') if stores_inputs else ('log_prob',)
 
   def act(self, x, evaluation) -> Tuple[tf.Tensor, Dict[str, tf.Tensor]]:
-    logits, _ = self.network.policy_and_value(x)
+    logits = self.network.logits(x)
     seed = self.noise.make_seeds(1)[:, 0]
     sample = tf.random.stateless_categorical(logits, 1, seed=seed, dtype=tf.int32)[:, 0]
     action = tf.where(evaluation, tf.argmax(logits, -1, output_type=tf.int32), sample)

@@ -19,6 +19,13 @@ For each (actors × envs per actor) it measures, one after the other on this mac
               processes; the policy's CPU and wall time per batch from bench.model_cost,
               with the learner's thread flags): min(env limit, cores / (env CPU per
               frame + model CPU per frame), 1 / model wall time per frame);
+  together    the same ceiling measured rather than summed (after an inference run, for
+              its mean batch): the env-limit processes and one process making the
+              policy's calls at that batch, all at once on these cores, the calls keeping
+              pace with the envs' steps (an env process waits while the calls are more
+              than one step of every process behind). No learner and no messages: what
+              the sum leaves out is what the envs and the model cost each other when they
+              share the cores (caches, memory bandwidth, clocks);
   inference   actors + learner serving inference, no training (--notrain);
   training    the full system training.
 With several actor counts, starting at 1, it also prints the speedup table: frames/s of
@@ -41,7 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
 
 import numpy as np
 
@@ -49,13 +56,24 @@ from bench import processes
 from seed.inference.step_processor import padded_batch_sizes
 
 REPO = processes.REPO
+MODES = ('env_limit', 'inference', 'together', 'training')  # In the order they run.
+
+
+class Pace(NamedTuple):
+  """How the envs and the model's calls keep pace in the measured ceiling: `served` env
+  steps the calls have covered, `changed` notified when it or the steps move, and at most
+  `max_unserved` steps ahead of the calls."""
+  served: Any  # multiprocessing Value('d')
+  changed: Any  # multiprocessing Condition
+  max_unserved: int
 
 
 def _env_process(gin_file: str, gin_bindings: List[str], num_envs: int, process_id: int, steps,
-                 cpu_s, stop) -> None:
+                 cpu_s, stop, pace: Optional[Pace] = None) -> None:
   """Steps `num_envs` envs as an actor's batch (its backend) with random actions until told
   to stop (the env limit); adds its steps to `steps` and the CPU seconds they took, of all
-  its threads, to `cpu_s`."""
+  its threads, to `cpu_s`. With a `pace`, it waits (asleep, its CPU not counted) before a
+  step while the model's calls are more than `pace.max_unserved` steps behind."""
   sys.path.insert(0, REPO)
   from seed import config  # pylint: disable=g-import-not-at-top
   from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
@@ -66,6 +84,12 @@ def _env_process(gin_file: str, gin_bindings: List[str], num_envs: int, process_
   local_steps = 0
   cpu_counted = time.process_time()
   while not stop.is_set():
+    if pace is not None:
+      waited_from = time.process_time()
+      with pace.changed:
+        pace.changed.wait_for(
+            lambda: stop.is_set() or steps.value - pace.served.value <= pace.max_unserved)
+      cpu_counted += time.process_time() - waited_from
     if spec.is_discrete:
       actions = rng.integers(spec.num_actions, size=num_envs, dtype=np.int32)
     else:
@@ -73,12 +97,17 @@ def _env_process(gin_file: str, gin_bindings: List[str], num_envs: int, process_
                             size=(num_envs, *spec.action_shape)).astype(spec.action_dtype)
     envs.step(actions)
     local_steps += num_envs
-    if local_steps >= 64:  # Few shared-counter updates: they cost a lock each.
+    # Few shared-counter updates (they cost a lock each), except where the model's calls
+    # follow the count: there each step, or the envs would wait on steps it cannot see.
+    if local_steps >= 64 or pace is not None:
       now = time.process_time()
       with steps.get_lock():
         steps.value += local_steps
         cpu_s.value += now - cpu_counted
       local_steps, cpu_counted = 0, now
+      if pace is not None:
+        with pace.changed:
+          pace.changed.notify_all()
 
 
 def _windows_rate(samples: List[tuple], start_s: float, window_s: float,
@@ -99,15 +128,75 @@ def _windows_rate(samples: List[tuple], start_s: float, window_s: float,
   return rates
 
 
+def _model_process(gin_file: str, agent: str, gin_bindings: List[str], intra_op_threads: int,
+                   batch_size: int, env_steps_per_call: float, steps, pace: Pace, ready,
+                   stop) -> None:
+  """Calls the agent's traced policy at `batch_size` (bench.model_cost's agent, the
+  learner's thread flag) each time the env processes' steps are `env_steps_per_call`
+  ahead of what its calls covered, which it adds to `pace.served`; sets `ready` once
+  warm."""
+  sys.path.insert(0, REPO)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bench import model_cost  # pylint: disable=g-import-not-at-top
+  model = model_cost.build_agent(gin_file, agent, [batch_size], intra_op_threads, gin_bindings)
+  policy = model.batched_policy(batch_size)
+  inputs = model._example_inputs(batch_size)  # pylint: disable=protected-access
+  policy(*inputs)
+  ready.set()
+  while True:
+    with pace.changed:
+      pace.changed.wait_for(
+          lambda: stop.is_set() or steps.value - pace.served.value >= env_steps_per_call)
+    if stop.is_set():
+      return
+    # The call's results in NumPy, as the learner waits for them.
+    tf.nest.map_structure(lambda t: t.numpy(), policy(*inputs))
+    with pace.changed:
+      pace.served.value += env_steps_per_call
+      pace.changed.notify_all()
+
+
+class ModelCalls(NamedTuple):
+  """The policy's calls beside the envs in the measured ceiling: `agent`'s, padded to
+  `batch_size`, each serving `mean_batch` env steps (the inference run's mean batch)."""
+  agent: str
+  batch_size: int
+  mean_batch: float
+
+
+def _intra_op_threads(learner_flags: List[str]) -> int:
+  """The learner's --tf_intra_op_threads among `learner_flags` (0, TensorFlow's choice,
+  when absent)."""
+  threads = [f.split('=', 1)[1] for f in learner_flags
+             if f.startswith('--tf_intra_op_threads=')]
+  return int(threads[-1]) if threads else 0
+
+
 def measure_env_limit(gin_file: str, frames_per_step: int, num_processes: int, num_envs: int,
-                      args) -> Dict[str, float]:
+                      args, model: Optional[ModelCalls] = None) -> Dict[str, float]:
+  """The envs alone (the env limit), or with `model` the envs and the model's calls
+  together (the measured ceiling)."""
   ctx = mp.get_context('spawn')
   steps, cpu_s, stop = ctx.Value('q', 0), ctx.Value('d', 0.0, lock=False), ctx.Event()
+  pace, started = None, []
+  if model is not None:
+    # One step of every process in flight, as actors' steps wait on their actions.
+    pace, ready = Pace(ctx.Value('d', 0.0, lock=False), ctx.Condition(),
+                       num_processes * num_envs), ctx.Event()
+    started.append(ctx.Process(target=_model_process, args=(
+        gin_file, model.agent, args.gin_bindings, _intra_op_threads(args.learner_flag),
+        model.batch_size, model.mean_batch, steps, pace, ready, stop)))
+    started[0].start()
+    while not ready.wait(1.0):  # TensorFlow's import, the agent and its trace.
+      if not started[0].is_alive():
+        raise RuntimeError(f'the model process ended ({started[0].exitcode}) before it was '
+                           'ready')
   processes = [ctx.Process(target=_env_process, args=(gin_file, args.gin_bindings, num_envs, i,
-                                                      steps, cpu_s, stop))
+                                                      steps, cpu_s, stop, pace))
                for i in range(num_processes)]
   for p in processes:
     p.start()
+  processes += started
   start = time.monotonic()
   while steps.value == 0:  # imports and env construction
     time.sleep(0.05)
@@ -118,6 +207,9 @@ def measure_env_limit(gin_file: str, frames_per_step: int, num_processes: int, n
       samples.append((time.monotonic() - start, steps.value * frames_per_step, cpu_s.value))
     time.sleep(0.1)
   stop.set()
+  if pace is not None:
+    with pace.changed:  # Wake those waiting for each other, to see the stop.
+      pace.changed.notify_all()
   for p in processes:
     p.join()
   rates = _windows_rate([(t, frames) for t, frames, _ in samples], measure_from,
@@ -133,12 +225,10 @@ def model_costs(gin_file: str, agent: str, batch_sizes: List[int],
                 learner_flags: List[str]) -> Dict[int, Dict[str, float]]:
   """{padded batch size: {'wall_ms', 'cpu_ms'}} of the policy alone (bench.model_cost),
   in a process with the learner's TensorFlow thread flag."""
-  threads = [f.split('=', 1)[1] for f in learner_flags
-             if f.startswith('--tf_intra_op_threads=')]
   out = subprocess.run(
       [sys.executable, '-m', 'bench.model_cost', f'--gin_file={gin_file}', f'--agent={agent}',
        f'--batch_sizes={",".join(str(b) for b in batch_sizes)}',
-       f'--tf_intra_op_threads={threads[-1] if threads else 0}'],
+       f'--tf_intra_op_threads={_intra_op_threads(learner_flags)}'],
       capture_output=True, text=True, env=processes.child_env(), cwd=REPO, check=True)
   rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
   return {row['batch_size']: row for row in rows}
@@ -240,7 +330,7 @@ def _parser() -> argparse.ArgumentParser:
   parser.add_argument('--agent', default='vtrace')
   parser.add_argument('--actors', default='1,2,4,8', help='comma-separated actor counts')
   parser.add_argument('--envs', default='1,4,16', help='comma-separated envs per actor')
-  parser.add_argument('--modes', default='env_limit,inference,training')
+  parser.add_argument('--modes', default=','.join(MODES))
   parser.add_argument('--warmup_s', type=float, default=10.0)
   parser.add_argument('--window_s', type=float, default=5.0)
   parser.add_argument('--windows', type=int, default=3)
@@ -279,39 +369,49 @@ def main(argv=None) -> int:
   if not os.path.exists(gin_file):
     parser.error(f'no config {gin_file}')
   modes = args.modes.split(',')
-  unknown = set(modes) - {'env_limit', 'inference', 'training'}
+  unknown = set(modes) - set(MODES)
   if unknown:
-    parser.error(f'unknown modes {sorted(unknown)}; valid: env_limit, inference, training')
+    parser.error(f'unknown modes {sorted(unknown)}; valid: {", ".join(MODES)}')
+  if 'together' in modes and 'inference' not in modes:
+    parser.error('--modes together needs inference too: it runs the model at the mean batch '
+                 'the inference run formed')
   frames_per_step = _frames_per_step(gin_file)
 
   lines = [f'{args.env}/{args.agent}, {os.cpu_count()} CPUs; frames/s is the median of '
            f'{args.windows} × {args.window_s:g} s windows after {args.warmup_s:g} s warm-up; '
            f'learner flags {args.learner_flag}, actor flags {args.actor_flag}, gin bindings '
            f'{args.gin_bindings}; ceiling: the '
-           'compute-aware ceiling (env steps + the model at the mean batch)', '',
+           'compute-aware ceiling (env steps + the model at the mean batch); together: '
+           'that ceiling measured, the envs and the model\'s calls at once', '',
            '| actors × envs | env limit | ceiling | inference | / limit | / ceiling | round trip '
            'p50 / p99 (ms) | mean batch | training | / limit | / ceiling | training learner '
-           'steps/s | training p10 | / inference |',
-           '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+           'steps/s | training p10 | / inference | together | inference / together | '
+           'training / together |',
+           '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
   print('\n'.join(lines), flush=True)
-  results, costs = {}, None
+  results, together_results, costs = {}, {}, None
   for num_actors in [int(a) for a in args.actors.split(',')]:
     for num_envs in [int(e) for e in args.envs.split(',')]:
       limit = (measure_env_limit(gin_file, frames_per_step, num_actors, num_envs, args)
                if 'env_limit' in modes else {})
       infer = (measure_learner(gin_file, args.agent, num_actors, num_envs, False, args)
                if 'inference' in modes else {})
+      sizes = padded_batch_sizes(args.inference_batch_size)
+      size = (next(s for s in sizes if s >= max(1, round(infer['mean_batch'])))
+              if infer.get('mean_batch') else None)
+      together = (measure_env_limit(gin_file, frames_per_step, num_actors, num_envs, args,
+                                    ModelCalls(args.agent, size, infer['mean_batch']))
+                  if 'together' in modes and size else {})
       train = (measure_learner(gin_file, args.agent, num_actors, num_envs, True, args)
                if 'training' in modes else {})
       ceiling = None
-      if limit.get('cpu_s_per_frame') and infer.get('mean_batch'):
-        sizes = padded_batch_sizes(args.inference_batch_size)
+      if limit.get('cpu_s_per_frame') and size:
         costs = costs or model_costs(gin_file, args.agent, sizes, args.learner_flag)
-        size = next(s for s in sizes if s >= max(1, round(infer['mean_batch'])))
         ceiling = compute_aware_ceiling(limit['frames_per_s'], limit['cpu_s_per_frame'],
                                         costs[size], infer['mean_batch'], frames_per_step,
                                         os.cpu_count())
       results[(num_actors, num_envs)] = (limit, infer, train)
+      together_results[(num_actors, num_envs)] = together
       line = (f'| {num_actors} × {num_envs} | {_fmt(limit.get("frames_per_s"))} | '
               f'{_fmt(ceiling)} | {_fmt(infer.get("frames_per_s"))} | '
               f'{_ratio(infer.get("frames_per_s"), limit.get("frames_per_s"))} | '
@@ -323,9 +423,22 @@ def main(argv=None) -> int:
               f'{_ratio(train.get("frames_per_s"), ceiling)} | '
               f'{_fmt(train.get("learner_steps_per_s"), 2)} | '
               f'{_fmt(train.get("frames_per_s_p10"))} | '
-              f'{_ratio(train.get("frames_per_s_p10"), infer.get("frames_per_s"))} |')
+              f'{_ratio(train.get("frames_per_s_p10"), infer.get("frames_per_s"))} | '
+              f'{_fmt(together.get("frames_per_s"))} | '
+              f'{_ratio(infer.get("frames_per_s"), together.get("frames_per_s"))} | '
+              f'{_ratio(train.get("frames_per_s"), together.get("frames_per_s"))} |')
       lines.append(line)
       print(line, flush=True)
+  env_cpu = []
+  for (actors, envs), (alone, _, _) in results.items():
+    beside = together_results[(actors, envs)]
+    if alone.get('cpu_s_per_frame') and beside.get('cpu_s_per_frame'):
+      env_cpu.append(f'{actors} × {envs}: {1e6 * alone["cpu_s_per_frame"]:.0f} alone, '
+                     f'{1e6 * beside["cpu_s_per_frame"]:.0f} together')
+  if env_cpu:
+    lines += ['', 'The env processes\' CPU per frame (µs), alone and beside the model\'s '
+              'calls: ' + '; '.join(env_cpu)]
+    print(lines[-1], flush=True)
   if costs:
     lines += ['', 'Model cost (bench.model_cost, the learner\'s thread flags), per call: ' +
               ', '.join(f'batch {size}: {c["cpu_ms"]:.2f} ms CPU / {c["wall_ms"]:.2f} ms wall'

@@ -37,11 +37,19 @@ def test_throughput_benchmark_prints_a_full_row(tmp_path):
   row = next(line for line in out.read_text().splitlines() if line.startswith('| 1 × 2 |'))
   cells = [c.strip() for c in row.strip('|').split('|')]
   # env limit, ceiling, inference, both ratios, round trip, batch, training, its ratios,
-  # learner steps/s: all measured.
-  assert all(c != '—' for c in cells[1:]), row
-  assert re.fullmatch(r'[\d,]+', cells[1]) and re.fullmatch(r'[\d,]+', cells[2]), row
-  assert all(re.fullmatch(r'\d+%', cells[i]) for i in (4, 5, 9, 10)), row
+  # learner steps/s, the ceiling measured together and both ratios to it: all measured.
+  assert len(cells) == 17 and all(c != '—' for c in cells[1:]), row
+  assert all(re.fullmatch(r'[\d,]+', cells[i]) for i in (1, 2, 14)), row
+  assert all(re.fullmatch(r'\d+%', cells[i]) for i in (4, 5, 9, 10, 15, 16)), row
   assert 'Model cost' in out.read_text()
+  assert re.search(r"CPU per frame .*: 1 × 2: \d+ alone, \d+ together", out.read_text())
+
+
+def test_the_measured_ceiling_needs_the_inference_runs_batch():
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.throughput', '--env=toy', '--modes=env_limit,together'],
+      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  assert result.returncode == 2 and '--modes together needs inference too' in result.stderr
 
 
 def test_the_compute_aware_ceiling_adds_the_models_cost_to_the_envs():

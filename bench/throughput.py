@@ -19,13 +19,14 @@ For each (actors × envs per actor) it measures, one after the other on this mac
               processes; the policy's CPU and wall time per batch from bench.model_cost,
               with the learner's thread flags): min(env limit, cores / (env CPU per
               frame + model CPU per frame), 1 / model wall time per frame);
-  together    the same ceiling measured rather than summed (after an inference run, for
-              its mean batch): the env-limit processes and one process making the
-              policy's calls at that batch, all at once on these cores, the calls keeping
-              pace with the envs' steps (an env process waits while the calls are more
-              than one step of every process behind). No learner and no messages: what
-              the sum leaves out is what the envs and the model cost each other when they
-              share the cores (caches, memory bandwidth, clocks);
+  together    the ceiling measured rather than summed: the env-limit processes, their
+              envs in the actors' groups (--actor_flag=--num_splits), and one process
+              calling the policy on what they stepped, all at once on these cores, as the
+              learner batches (everything that is waiting, at the padded sizes); a group
+              steps again once a call has served it. No learner, no messages, no
+              bookkeeping: what the sum leaves out is what the envs and the model cost
+              each other sharing the cores (caches, memory bandwidth, clocks) and the
+              waits of the pipeline itself;
   inference   actors + learner serving inference, no training (--notrain);
   training    the full system training.
 With several actor counts, starting at 1, it also prints the speedup table: frames/s of
@@ -39,6 +40,7 @@ action repeat. Round trip is per step of one actor (send k observations, get k
 actions): the mean over actors of their p50 and the worst p99.
 """
 import argparse
+import collections
 import csv
 import json
 import multiprocessing as mp
@@ -60,45 +62,63 @@ MODES = ('env_limit', 'inference', 'together', 'training')  # In the order they 
 
 
 class Pace(NamedTuple):
-  """How the envs and the model's calls keep pace in the measured ceiling: `served` env
-  steps the calls have covered, `changed` notified when it or the steps move, and at most
-  `max_unserved` steps ahead of the calls."""
-  served: Any  # multiprocessing Value('d')
-  changed: Any  # multiprocessing Condition
-  max_unserved: int
+  """How the envs and the model's calls keep pace in the measured ceiling, as an actor's
+  envs and the learner's batches do. Each env process steps its envs in `go`'s number of
+  groups (an actor's --num_splits); after stepping a group it puts (process, group, envs)
+  on `stepped` and steps its next group; a group steps again once a call has served it
+  (its semaphore in `go`, one permit). The model process takes all that was put, as the
+  learner's batcher with --max_wait_ms=0 does, calls the policy at the padded size, and
+  gives those groups their permits back. Semaphores and a pipe, not a Condition: a
+  multiprocessing Condition's notify waits until each waiter has run, and on busy cores
+  that serialised the processes this measures side by side."""
+  stepped: Any  # multiprocessing SimpleQueue of (process, group, envs); None stops the model
+  go: List[List[Any]]  # a multiprocessing Semaphore per env process and group
+  # What explains the figure: the calls' wall seconds, count and envs (the model
+  # process's), and the env processes' seconds waiting for a permit (all together).
+  call_s: Any  # multiprocessing Value('d')
+  calls: Any  # multiprocessing Value('q')
+  call_envs: Any  # multiprocessing Value('q')
+  wait_s: Any  # multiprocessing Value('d')
 
 
 def _env_process(gin_file: str, gin_bindings: List[str], num_envs: int, process_id: int, steps,
                  cpu_s, stop, pace: Optional[Pace] = None) -> None:
   """Steps `num_envs` envs as an actor's batch (its backend) with random actions until told
   to stop (the env limit); adds its steps to `steps` and the CPU seconds they took, of all
-  its threads, to `cpu_s`. With a `pace`, it waits (asleep, its CPU not counted) before a
-  step while the model's calls are more than `pace.max_unserved` steps behind."""
+  its threads, to `cpu_s`. With a `pace`, as an actor's groups (splits) that each wait
+  (asleep) for the model's call on their last step."""
   sys.path.insert(0, REPO)
   from seed import config  # pylint: disable=g-import-not-at-top
+  from seed.actor import client  # pylint: disable=g-import-not-at-top
   from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
   config.parse_gin([gin_file], gin_bindings, skip_unknown=True)
-  envs = EnvConfig().make_batch(1000 * process_id, num_envs)
-  spec, rng = envs.spec, np.random.default_rng(process_id)
-  envs.reset()
-  local_steps = 0
+  groups = client.make_env_batches(EnvConfig(), num_envs, len(pace.go[process_id]) if pace
+                                   else 1, process_id, 0)
+  spec, rng = groups[0].spec, np.random.default_rng(process_id)
+  for envs in groups:
+    envs.reset()
+  local_steps, step_index = 0, 0
   cpu_counted = time.process_time()
   while not stop.is_set():
+    group = step_index % len(groups)
+    step_index += 1
     if pace is not None:
-      waited_from = time.process_time()
-      with pace.changed:
-        pace.changed.wait_for(
-            lambda: stop.is_set() or steps.value - pace.served.value <= pace.max_unserved)
-      cpu_counted += time.process_time() - waited_from
+      waited_from = time.monotonic()
+      while not pace.go[process_id][group].acquire(timeout=0.1):
+        if stop.is_set():
+          return
+      with pace.wait_s.get_lock():
+        pace.wait_s.value += time.monotonic() - waited_from
+    size = groups[group].num_envs
     if spec.is_discrete:
-      actions = rng.integers(spec.num_actions, size=num_envs, dtype=np.int32)
+      actions = rng.integers(spec.num_actions, size=size, dtype=np.int32)
     else:
       actions = rng.uniform(spec.action_low, spec.action_high,
-                            size=(num_envs, *spec.action_shape)).astype(spec.action_dtype)
-    envs.step(actions)
-    local_steps += num_envs
+                            size=(size, *spec.action_shape)).astype(spec.action_dtype)
+    groups[group].step(actions)
+    local_steps += size
     # Few shared-counter updates (they cost a lock each), except where the model's calls
-    # follow the count: there each step, or the envs would wait on steps it cannot see.
+    # follow the steps: there each step.
     if local_steps >= 64 or pace is not None:
       now = time.process_time()
       with steps.get_lock():
@@ -106,8 +126,49 @@ def _env_process(gin_file: str, gin_bindings: List[str], num_envs: int, process_
         cpu_s.value += now - cpu_counted
       local_steps, cpu_counted = 0, now
       if pace is not None:
-        with pace.changed:
-          pace.changed.notify_all()
+        pace.stepped.put((process_id, group, size))
+
+
+def call_sizes(envs: int, batch_sizes: List[int]) -> List[int]:
+  """The padded sizes of the calls that serve `envs` waiting env steps: as many of the
+  largest of `batch_sizes` (ascending) as fill, then the smallest that holds the rest."""
+  sizes = [batch_sizes[-1]] * (envs // batch_sizes[-1])
+  rest = envs % batch_sizes[-1]
+  return sizes + ([next(s for s in batch_sizes if s >= rest)] if rest else [])
+
+
+def _model_process(gin_file: str, agent: str, gin_bindings: List[str], intra_op_threads: int,
+                   batch_sizes: List[int], pace: Pace, ready) -> None:
+  """Serves the env processes' steps as they come (`Pace`) with the agent's traced policy
+  (bench.model_cost's agent, the learner's thread flag) at the padded batch sizes
+  `batch_sizes`, the largest being the most envs a call takes; sets `ready` once warm."""
+  sys.path.insert(0, REPO)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  from bench import model_cost  # pylint: disable=g-import-not-at-top
+  model = model_cost.build_agent(gin_file, agent, batch_sizes, intra_op_threads, gin_bindings)
+  calls = {}
+  for size in batch_sizes:
+    calls[size] = (model.batched_policy(size),
+                   model._example_inputs(size))  # pylint: disable=protected-access
+    calls[size][0](*calls[size][1])
+  ready.set()
+  while True:
+    taken = [pace.stepped.get()]
+    while not pace.stepped.empty():
+      taken.append(pace.stepped.get())
+    if None in taken:
+      return
+    envs = sum(size for _, _, size in taken)
+    called = time.monotonic()
+    for size in call_sizes(envs, batch_sizes):
+      policy, inputs = calls[size]
+      # The call's results in NumPy, as the learner waits for them.
+      tf.nest.map_structure(lambda t: t.numpy(), policy(*inputs))
+      pace.calls.value += 1
+    pace.call_s.value += time.monotonic() - called
+    pace.call_envs.value += envs
+    for process_id, group, _ in taken:
+      pace.go[process_id][group].release()
 
 
 def _windows_rate(samples: List[tuple], start_s: float, window_s: float,
@@ -128,64 +189,32 @@ def _windows_rate(samples: List[tuple], start_s: float, window_s: float,
   return rates
 
 
-def _model_process(gin_file: str, agent: str, gin_bindings: List[str], intra_op_threads: int,
-                   batch_size: int, env_steps_per_call: float, steps, pace: Pace, ready,
-                   stop) -> None:
-  """Calls the agent's traced policy at `batch_size` (bench.model_cost's agent, the
-  learner's thread flag) each time the env processes' steps are `env_steps_per_call`
-  ahead of what its calls covered, which it adds to `pace.served`; sets `ready` once
-  warm."""
-  sys.path.insert(0, REPO)
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  from bench import model_cost  # pylint: disable=g-import-not-at-top
-  model = model_cost.build_agent(gin_file, agent, [batch_size], intra_op_threads, gin_bindings)
-  policy = model.batched_policy(batch_size)
-  inputs = model._example_inputs(batch_size)  # pylint: disable=protected-access
-  policy(*inputs)
-  ready.set()
-  while True:
-    with pace.changed:
-      pace.changed.wait_for(
-          lambda: stop.is_set() or steps.value - pace.served.value >= env_steps_per_call)
-    if stop.is_set():
-      return
-    # The call's results in NumPy, as the learner waits for them.
-    tf.nest.map_structure(lambda t: t.numpy(), policy(*inputs))
-    with pace.changed:
-      pace.served.value += env_steps_per_call
-      pace.changed.notify_all()
-
-
-class ModelCalls(NamedTuple):
-  """The policy's calls beside the envs in the measured ceiling: `agent`'s, padded to
-  `batch_size`, each serving `mean_batch` env steps (the inference run's mean batch)."""
-  agent: str
-  batch_size: int
-  mean_batch: float
-
-
-def _intra_op_threads(learner_flags: List[str]) -> int:
-  """The learner's --tf_intra_op_threads among `learner_flags` (0, TensorFlow's choice,
-  when absent)."""
-  threads = [f.split('=', 1)[1] for f in learner_flags
-             if f.startswith('--tf_intra_op_threads=')]
-  return int(threads[-1]) if threads else 0
+def _flag_value(flags: List[str], name: str, default: int) -> int:
+  """The integer value of the last --`name`=VALUE among `flags` (the learner's or the
+  actors' extra flags); `default` when absent."""
+  values = [f.split('=', 1)[1] for f in flags if f.startswith(f'--{name}=')]
+  return int(values[-1]) if values else default
 
 
 def measure_env_limit(gin_file: str, frames_per_step: int, num_processes: int, num_envs: int,
-                      args, model: Optional[ModelCalls] = None) -> Dict[str, float]:
-  """The envs alone (the env limit), or with `model` the envs and the model's calls
-  together (the measured ceiling)."""
+                      args, agent: Optional[str] = None) -> Dict[str, float]:
+  """The envs alone (the env limit), or with `agent` the envs as actors' splits and that
+  agent's policy calls serving them (`Pace`), together: the measured ceiling, which also
+  reports its mean batch, a call's wall time and the envs' share of time waiting."""
   ctx = mp.get_context('spawn')
   steps, cpu_s, stop = ctx.Value('q', 0), ctx.Value('d', 0.0, lock=False), ctx.Event()
   pace, started = None, []
-  if model is not None:
-    # One step of every process in flight, as actors' steps wait on their actions.
-    pace, ready = Pace(ctx.Value('d', 0.0, lock=False), ctx.Condition(),
-                       num_processes * num_envs), ctx.Event()
+  if agent is not None:
+    splits = _flag_value(args.actor_flag, 'num_splits', 1)
+    pace = Pace(ctx.SimpleQueue(),
+                [[ctx.Semaphore(1) for _ in range(splits)] for _ in range(num_processes)],
+                ctx.Value('d', 0.0, lock=False), ctx.Value('q', 0, lock=False),
+                ctx.Value('q', 0, lock=False), ctx.Value('d', 0.0))
+    ready = ctx.Event()
     started.append(ctx.Process(target=_model_process, args=(
-        gin_file, model.agent, args.gin_bindings, _intra_op_threads(args.learner_flag),
-        model.batch_size, model.mean_batch, steps, pace, ready, stop)))
+        gin_file, agent, args.gin_bindings, _flag_value(args.learner_flag,
+                                                         'tf_intra_op_threads', 0),
+        padded_batch_sizes(args.inference_batch_size), pace, ready)))
     started[0].start()
     while not ready.wait(1.0):  # TensorFlow's import, the agent and its trace.
       if not started[0].is_alive():
@@ -201,24 +230,32 @@ def measure_env_limit(gin_file: str, frames_per_step: int, num_processes: int, n
   while steps.value == 0:  # imports and env construction
     time.sleep(0.05)
   measure_from = time.monotonic() - start + args.warmup_s
-  samples = []  # (time s, frames, env CPU s)
+  samples = []  # (time s, frames, env CPU s, (call s, calls, call envs, wait s) or ())
   while time.monotonic() - start < measure_from + args.windows * args.window_s + 0.2:
     with steps.get_lock():
-      samples.append((time.monotonic() - start, steps.value * frames_per_step, cpu_s.value))
+      samples.append((time.monotonic() - start, steps.value * frames_per_step, cpu_s.value,
+                      () if pace is None else
+                      (pace.call_s.value, pace.calls.value, pace.call_envs.value,
+                       pace.wait_s.value)))
     time.sleep(0.1)
   stop.set()
   if pace is not None:
-    with pace.changed:  # Wake those waiting for each other, to see the stop.
-      pace.changed.notify_all()
+    pace.stepped.put(None)
   for p in processes:
     p.join()
-  rates = _windows_rate([(t, frames) for t, frames, _ in samples], measure_from,
+  rates = _windows_rate([(t, frames) for t, frames, _, _ in samples], measure_from,
                         args.window_s, args.windows)
   measured = [sample for sample in samples if sample[0] >= measure_from]
   first, last = measured[0], measured[-1]
   frames = last[1] - first[1]
-  return {'frames_per_s': statistics.median(rates),
-          'cpu_s_per_frame': (last[2] - first[2]) / frames if frames > 0 else None}
+  result = {'frames_per_s': statistics.median(rates),
+            'cpu_s_per_frame': (last[2] - first[2]) / frames if frames > 0 else None}
+  if pace is not None:
+    call_s, calls, call_envs, wait_s = (b - a for a, b in zip(first[3], last[3]))
+    result['model_call_ms'] = 1000 * call_s / max(1, calls)
+    result['mean_batch'] = call_envs / max(1, calls)
+    result['env_wait_share'] = wait_s / (num_processes * (last[0] - first[0]))
+  return result
 
 
 def model_costs(gin_file: str, agent: str, batch_sizes: List[int],
@@ -228,7 +265,7 @@ def model_costs(gin_file: str, agent: str, batch_sizes: List[int],
   out = subprocess.run(
       [sys.executable, '-m', 'bench.model_cost', f'--gin_file={gin_file}', f'--agent={agent}',
        f'--batch_sizes={",".join(str(b) for b in batch_sizes)}',
-       f'--tf_intra_op_threads={_intra_op_threads(learner_flags)}'],
+       f'--tf_intra_op_threads={_flag_value(learner_flags, "tf_intra_op_threads", 0)}'],
       capture_output=True, text=True, env=processes.child_env(), cwd=REPO, check=True)
   rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith('{')]
   return {row['batch_size']: row for row in rows}
@@ -372,9 +409,6 @@ def main(argv=None) -> int:
   unknown = set(modes) - set(MODES)
   if unknown:
     parser.error(f'unknown modes {sorted(unknown)}; valid: {", ".join(MODES)}')
-  if 'together' in modes and 'inference' not in modes:
-    parser.error('--modes together needs inference too: it runs the model at the mean batch '
-                 'the inference run formed')
   frames_per_step = _frames_per_step(gin_file)
 
   lines = [f'{args.env}/{args.agent}, {os.cpu_count()} CPUs; frames/s is the median of '
@@ -382,7 +416,7 @@ def main(argv=None) -> int:
            f'learner flags {args.learner_flag}, actor flags {args.actor_flag}, gin bindings '
            f'{args.gin_bindings}; ceiling: the '
            'compute-aware ceiling (env steps + the model at the mean batch); together: '
-           'that ceiling measured, the envs and the model\'s calls at once', '',
+           'the ceiling measured, the envs and the model\'s calls at once', '',
            '| actors × envs | env limit | ceiling | inference | / limit | / ceiling | round trip '
            'p50 / p99 (ms) | mean batch | training | / limit | / ceiling | training learner '
            'steps/s | training p10 | / inference | together | inference / together | '
@@ -400,8 +434,8 @@ def main(argv=None) -> int:
       size = (next(s for s in sizes if s >= max(1, round(infer['mean_batch'])))
               if infer.get('mean_batch') else None)
       together = (measure_env_limit(gin_file, frames_per_step, num_actors, num_envs, args,
-                                    ModelCalls(args.agent, size, infer['mean_batch']))
-                  if 'together' in modes and size else {})
+                                    agent=args.agent)
+                  if 'together' in modes else {})
       train = (measure_learner(gin_file, args.agent, num_actors, num_envs, True, args)
                if 'training' in modes else {})
       ceiling = None
@@ -434,7 +468,10 @@ def main(argv=None) -> int:
     beside = together_results[(actors, envs)]
     if alone.get('cpu_s_per_frame') and beside.get('cpu_s_per_frame'):
       env_cpu.append(f'{actors} × {envs}: {1e6 * alone["cpu_s_per_frame"]:.0f} alone, '
-                     f'{1e6 * beside["cpu_s_per_frame"]:.0f} together')
+                     f'{1e6 * beside["cpu_s_per_frame"]:.0f} together (their time waiting '
+                     f'for the calls {100 * beside["env_wait_share"]:.0f}%, a call '
+                     f'{beside["model_call_ms"]:.2f} ms, mean batch '
+                     f'{beside["mean_batch"]:.1f})')
   if env_cpu:
     lines += ['', 'The env processes\' CPU per frame (µs), alone and beside the model\'s '
               'calls: ' + '; '.join(env_cpu)]

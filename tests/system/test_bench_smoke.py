@@ -45,11 +45,11 @@ def test_throughput_benchmark_prints_a_full_row(tmp_path):
   assert re.search(r"CPU per frame .*: 1 × 2: \d+ alone, \d+ together", out.read_text())
 
 
-def test_the_measured_ceiling_needs_the_inference_runs_batch():
-  result = subprocess.run(
-      [sys.executable, '-m', 'bench.throughput', '--env=toy', '--modes=env_limit,together'],
-      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
-  assert result.returncode == 2 and '--modes together needs inference too' in result.stderr
+def test_the_measured_ceilings_calls_batch_what_waits_at_the_padded_sizes():
+  value = bench_value('throughput', """
+sizes = [1, 2, 4, 8, 16, 32, 64]
+value = [m.call_sizes(n, sizes) for n in (1, 8, 11, 64, 70, 130)]""")
+  assert value == [[1], [8], [16], [64], [64, 8], [64, 64, 2]]
 
 
 def test_the_compute_aware_ceiling_adds_the_models_cost_to_the_envs():

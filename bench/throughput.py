@@ -430,17 +430,16 @@ def main(argv=None) -> int:
                if 'env_limit' in modes else {})
       infer = (measure_learner(gin_file, args.agent, num_actors, num_envs, False, args)
                if 'inference' in modes else {})
-      sizes = padded_batch_sizes(args.inference_batch_size)
-      size = (next(s for s in sizes if s >= max(1, round(infer['mean_batch'])))
-              if infer.get('mean_batch') else None)
       together = (measure_env_limit(gin_file, frames_per_step, num_actors, num_envs, args,
                                     agent=args.agent)
                   if 'together' in modes else {})
       train = (measure_learner(gin_file, args.agent, num_actors, num_envs, True, args)
                if 'training' in modes else {})
       ceiling = None
-      if limit.get('cpu_s_per_frame') and size:
+      if limit.get('cpu_s_per_frame') and infer.get('mean_batch'):
+        sizes = padded_batch_sizes(args.inference_batch_size)
         costs = costs or model_costs(gin_file, args.agent, sizes, args.learner_flag)
+        size = next(s for s in sizes if s >= max(1, round(infer['mean_batch'])))
         ceiling = compute_aware_ceiling(limit['frames_per_s'], limit['cpu_s_per_frame'],
                                         costs[size], infer['mean_batch'], frames_per_step,
                                         os.cpu_count())

@@ -12,7 +12,7 @@ import sys
 from absl import flags
 
 from seed import settings
-from seed.process import flag_env, malloc_tuning
+from seed.process import cpu_affinity, flag_env, malloc_tuning
 
 FLAGS = flags.FLAGS
 # Each flag is a setting of seed.settings.LEARNER (name, default, help, check).
@@ -20,6 +20,11 @@ flag_env.define(settings.LEARNER, __name__)
 
 def main(argv):
   del argv
+  try:  # Before anything starts a thread: the threads started later keep to these cores.
+    cpu_affinity.pin(FLAGS.cpu_cores)
+  except ValueError as e:
+    print(f'error: {e}', file=sys.stderr)
+    sys.exit(2)
   malloc_tuning.keep_large_buffers()
   logging.getLogger().setLevel(logging.INFO)
   from seed.learner import launch as learner_launch  # pylint: disable=g-import-not-at-top

@@ -54,6 +54,12 @@ EVENT_LOOPS = ('uvloop', 'asyncio')
 # --learner_devices: '' or 'GPU:0,GPU:1' and the like.
 _DEVICE_LIST = re.compile(r'((CPU|GPU|TPU):\d+(,(CPU|GPU|TPU):\d+)*)?')
 
+# --cpu_cores of the learner and the actor (seed/process/cpu_affinity.py applies it).
+CORE_LIST = re.compile(r'\d+(-\d+)?(,\d+(-\d+)?)*')
+CORE_LIST_EXPECTED = 'core ids and ranges, e.g. 1 or 0-3,6 (empty: any core)'
+_CORES_CHECK = Check(lambda value: not value or CORE_LIST.fullmatch(value) is not None,
+                     CORE_LIST_EXPECTED)
+
 
 def at_least(low, unit: str = '') -> Check:
   return Check(lambda value: value >= low, f'{unit or "a number"} >= {low}')
@@ -115,6 +121,11 @@ LEARNER = (
     Setting('max_wait_ms', 'float', 5.0,
         'Run a partial batch after waiting this long.',
         check=at_least(0, 'milliseconds')),
+    Setting('cpu_cores', 'string', '',
+        'Keep the learner on these cores, e.g. 1 or 2-7 (empty: any). Where it shares a '
+        'few cores with its actors, one core of its own spares its threads the wake-ups '
+        'across cores (docs/performance.md).',
+        check=_CORES_CHECK),
     Setting('event_loop', 'enum', 'uvloop',
         "The server's event loop: uvloop (libuv; less CPU per actor message, asyncio's "
         'own where uvloop is not installed) or asyncio.',
@@ -298,6 +309,9 @@ ACTOR = (
         'Touch this file every 10 s while the actor runs (stepping, or retrying a '
         'learner it lost); older than a minute, the actor hangs (an env step that '
         "never returns): a liveness probe's signal."),
+    Setting('cpu_cores', 'string', '',
+        'Keep the actor on these cores, e.g. 0 (empty: any).',
+        check=_CORES_CHECK),
     Setting('event_loop', 'enum', 'uvloop',
         "The actor's event loop: uvloop (libuv; less CPU per message, asyncio's own "
         'where uvloop is not installed) or asyncio.',

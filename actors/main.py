@@ -21,11 +21,8 @@ flag_env.define(settings.ACTOR, __name__)
 
 def main(argv):
   del argv
-  try:  # Before anything starts a thread: the threads started later keep to these cores.
-    cpu_affinity.pin(FLAGS.cpu_cores)
-  except ValueError as e:
-    print(f'error: {e}', file=sys.stderr)
-    sys.exit(2)
+  # Before anything starts a thread: the threads started later keep to these cores.
+  cpu_affinity.pin_or_exit(FLAGS.cpu_cores)
   malloc_tuning.keep_large_buffers()
   logging.getLogger().setLevel(logging.INFO)
   flags_given = launch.ActorFlags(**flag_env.values(settings.ACTOR))

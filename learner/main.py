@@ -20,11 +20,8 @@ flag_env.define(settings.LEARNER, __name__)
 
 def main(argv):
   del argv
-  try:  # Before anything starts a thread: the threads started later keep to these cores.
-    cpu_affinity.pin(FLAGS.cpu_cores)
-  except ValueError as e:
-    print(f'error: {e}', file=sys.stderr)
-    sys.exit(2)
+  # Before anything starts a thread: the threads started later keep to these cores.
+  cpu_affinity.pin_or_exit(FLAGS.cpu_cores)
   malloc_tuning.keep_large_buffers()
   logging.getLogger().setLevel(logging.INFO)
   from seed.learner import launch as learner_launch  # pylint: disable=g-import-not-at-top

@@ -9,7 +9,9 @@ wakes slowly. On the 2-core dev machine, one actor of 16 envs was served 3-46% f
 (docs/performance.md).
 Sample Factory pins its rollout workers for the same reason.
 """
+import itertools
 import os
+import sys
 from typing import AbstractSet, FrozenSet, Optional
 
 from seed import settings
@@ -32,15 +34,11 @@ def parse_cores(text: str) -> FrozenSet[int]:
 
 def describe(cores: AbstractSet[int]) -> str:
   """{0, 1, 2, 5} -> '0-2,5'."""
-  parts, ordered = [], sorted(cores)
-  start = previous = None
-  for core in ordered + [None]:
-    if core is not None and previous is not None and core == previous + 1:
-      previous = core
-      continue
-    if start is not None:
-      parts.append(str(start) if start == previous else f'{start}-{previous}')
-    start = previous = core
+  parts = []
+  # Consecutive cores share core - position in the sorted list.
+  for _, run in itertools.groupby(enumerate(sorted(cores)), lambda pair: pair[1] - pair[0]):
+    run = [core for _, core in run]
+    parts.append(str(run[0]) if len(run) == 1 else f'{run[0]}-{run[-1]}')
   return ','.join(parts)
 
 
@@ -57,3 +55,13 @@ def pin(text: Optional[str]) -> Optional[FrozenSet[int]]:
                      f'this process may not use; available: {describe(available)}')
   os.sched_setaffinity(0, cores)
   return cores
+
+
+def pin_or_exit(text: Optional[str]) -> None:
+  """pin(text) for a process's main: a bad list ends the process with the error and
+  status 2, as a bad flag does."""
+  try:
+    pin(text)
+  except ValueError as e:
+    print(f'error: {e}', file=sys.stderr)
+    sys.exit(2)

@@ -67,3 +67,10 @@ def test_pin_holds_for_threads_started_after():
   child.join(60)
   assert child.exitcode == 0
   assert out.get() == ([core], [core])
+
+
+def test_a_bad_list_ends_a_main_with_the_error_and_status_2(capsys):
+  with pytest.raises(SystemExit) as exit_info:
+    cpu_affinity.pin_or_exit('3-1')
+  assert exit_info.value.code == 2
+  assert 'error: --cpu_cores=' in capsys.readouterr().err

@@ -507,14 +507,14 @@ class LocalCall(_Writable, asyncio.Protocol):
     await self.drained()
 
   async def write_step(self, observations: np.ndarray, rewards, terminated,
-                       truncated) -> None:
+                       truncated, life_lost=()) -> None:
     """Sends a Step as a RAW_STEP frame: its observations' bytes beside the message, as they
     lie in `observations` (no protobuf copy of them)."""
     if self._status is not None or self._lost:
       raise self._error() if self._status else asyncio.InvalidStateError('stream closed')
     observations = np.ascontiguousarray(observations)
     message = protocol.make_step_header(observations, rewards, terminated,
-                                        truncated).SerializeToString()
+                                        truncated, life_lost).SerializeToString()
     self._transport.writelines([
         _HEADER.pack(1 + _HEADER.size + len(message) + observations.nbytes) + RAW_STEP
         + _HEADER.pack(len(message)) + message,

@@ -13,7 +13,8 @@ import numpy as np
 from seed.envs.spec import EnvSpec
 from seed.proto import actor_learner_pb2 as pb
 
-PROTOCOL_VERSION = 1
+# 2: Step.life_lost (a version-1 learner would drop it and train on other targets).
+PROTOCOL_VERSION = 2
 SERVICE_NAME = 'seed.proto.Learner'
 ACT_METHOD = f'/{SERVICE_NAME}/Act'
 
@@ -177,7 +178,8 @@ def _comparable(spec: EnvSpec):
 def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int,
                 max_abs_input: float = DEFAULT_MAX_ABS_INPUT,
                 observation_bytes: Optional[bytes] = None):
-  """Checks one Step message; returns (observations, rewards, terminated, truncated).
+  """Checks one Step message; returns (observations, rewards, terminated, truncated,
+  life_lost), life_lost all False where the step names none.
   `observation_bytes`: the observations' bytes where they travelled beside the message
   (RawObservationsStep; its step.observations then names only their dtype and shape).
 
@@ -197,11 +199,13 @@ def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int,
   if observations.dtype.kind == 'f':
     _check_float_observations(observations, max_abs_input)
   rewards, terminated, truncated = list(step.rewards), list(step.terminated), list(step.truncated)
+  life_lost = list(step.life_lost) or [False] * num_envs
   for name, values in (('rewards', rewards), ('terminated', terminated),
-                       ('truncated', truncated)):
+                       ('truncated', truncated), ('life_lost', life_lost)):
     if len(values) != num_envs:
       raise ProtocolError(grpc.StatusCode.INVALID_ARGUMENT,
-                          f'step.{name} has {len(values)} entries; expected {num_envs}')
+                          f'step.{name} has {len(values)} entries; expected {num_envs}'
+                          + (' or none' if name == 'life_lost' else ''))
   # NaN fails every comparison, so this one test lets only finite, bounded rewards by.
   if not all(-max_abs_input <= r <= max_abs_input for r in rewards):
     if not all(math.isfinite(r) for r in rewards):
@@ -211,7 +215,7 @@ def decode_step(step: pb.Step, spec: EnvSpec, num_envs: int,
                         f'step.rewards {shorten(str(rewards))} exceed {max_abs_input:g} '
                         'in magnitude (--max_abs_input); scale or clip them in the env')
   return (observations, np.array(rewards, np.float32), np.array(terminated, bool),
-          np.array(truncated, bool))
+          np.array(truncated, bool), np.array(life_lost, bool))
 
 
 def _check_float_observations(observations: np.ndarray, max_abs_input: float) -> None:
@@ -228,19 +232,27 @@ def _check_float_observations(observations: np.ndarray, max_abs_input: float) ->
 
 
 def make_step(observations: np.ndarray, rewards: Sequence[float], terminated: Sequence[bool],
-              truncated: Sequence[bool]) -> pb.ActorMessage:
+              truncated: Sequence[bool], life_lost: Sequence[bool] = ()) -> pb.ActorMessage:
+  """A Step; `life_lost` is left out (empty) where no env lost a life."""
   return pb.ActorMessage(step=pb.Step(observations=encode_tensor(observations),
                                       rewards=rewards, terminated=terminated,
-                                      truncated=truncated))
+                                      truncated=truncated, life_lost=_any_or_empty(life_lost)))
 
 
 def make_step_header(observations: np.ndarray, rewards: Sequence[float],
-                     terminated: Sequence[bool], truncated: Sequence[bool]) -> pb.ActorMessage:
+                     terminated: Sequence[bool], truncated: Sequence[bool],
+                     life_lost: Sequence[bool] = ()) -> pb.ActorMessage:
   """make_step without the observations' bytes, which travel beside it (C order): their
   dtype and shape only. For seed.local_transport's raw steps."""
   return pb.ActorMessage(step=pb.Step(
       observations=pb.Tensor(dtype=observations.dtype.name, shape=observations.shape),
-      rewards=rewards, terminated=terminated, truncated=truncated))
+      rewards=rewards, terminated=terminated, truncated=truncated,
+      life_lost=_any_or_empty(life_lost)))
+
+
+def _any_or_empty(flags: Sequence[bool]) -> Sequence[bool]:
+  """`flags` where one is set, else empty: most steps lose no life and send nothing."""
+  return flags if any(flags) else ()
 
 
 @dataclasses.dataclass(frozen=True)

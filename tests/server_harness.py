@@ -289,8 +289,9 @@ def hello(spec=CATCH_SPEC, actor_id=0, run_id='run-a', num_envs=2, env_name='Cat
 
 
 def step(num_envs=2, shape=(10, 5), dtype=np.float32, rewards=None, terminated=None,
-         truncated=None):
+         truncated=None, life_lost=()):
   return protocol.make_step(np.zeros((num_envs,) + shape, dtype),
                             rewards if rewards is not None else [0.0] * num_envs,
                             terminated if terminated is not None else [False] * num_envs,
-                            truncated if truncated is not None else [False] * num_envs)
+                            truncated if truncated is not None else [False] * num_envs,
+                            life_lost)

@@ -176,16 +176,16 @@ class Actor:
       _log.info('actor %d split %d connected to learner %s (run %s)', self._actor_id,
                 split_index, welcome.welcome.learner_id[:8], run_id[:8])
       num_envs = envs.num_envs
-      step = batch_lib.BatchStep(envs.reset(), np.zeros(num_envs, np.float32),
-                                 np.zeros(num_envs, bool), np.zeros(num_envs, bool), 0)
+      step = batch_lib.BatchStep.first(envs.reset())
       while not self._done():
         sent = time.perf_counter()
         if isinstance(call, local_transport.LocalCall):  # the observations beside the message
           await call.write_step(step.observations, step.rewards, step.terminated,
-                                step.truncated)
+                                step.truncated, step.life_lost)
         else:
           await call.write(protocol.make_step(step.observations, step.rewards,
-                                              step.terminated, step.truncated))
+                                              step.terminated, step.truncated,
+                                              step.life_lost))
         reply = await self._read(call)
         if reply.WhichOneof('kind') == 'finished':
           raise _RunFinished(reply.finished.reason)

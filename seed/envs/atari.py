@@ -14,6 +14,11 @@ Two behaviours of the library worth knowing:
   * `terminal_on_life_loss=True` ends the episode on a lost life and the next
     `reset()` restarts the whole game; unlike DQN's EpisodicLifeEnv it does not
     carry on with the remaining lives.
+
+`episodic_life=True` is the signal DQN's EpisodicLifeEnv gives, without its cost: a lost
+life is marked (`info['life_lost']`, `seed.envs.batch.LIFE_LOST`) while the game plays on
+with the lives left, and the learner ends the value target there (zero discount) but
+counts the whole game as one episode, so returns stay those of whole games.
 """
 import difflib
 import functools
@@ -24,6 +29,7 @@ import ale_py
 import gymnasium
 from gymnasium import wrappers as gym_wrappers
 
+from seed.envs import batch
 from seed.envs import wrappers
 
 # The action repeat. SEED once shipped 1 here by mistake and Pong stopped
@@ -80,7 +86,7 @@ def _check_number(name, value, low, high=None, integer=True, allow_none=False):
 
 
 def check_options(*, sticky_action_probability, noop_max, frame_stack, full_action_space,
-                  max_episode_frames, terminal_on_life_loss) -> None:
+                  max_episode_frames, terminal_on_life_loss, episodic_life) -> None:
   """Raises a ValueError naming the first Atari option out of range (both backends')."""
   _check_number('sticky_action_probability', sticky_action_probability, 0, 1,
                 integer=False)
@@ -88,10 +94,40 @@ def check_options(*, sticky_action_probability, noop_max, frame_stack, full_acti
   _check_number('frame_stack', frame_stack, 1)
   _check_number('max_episode_frames', max_episode_frames, 1, allow_none=True)
   for name, flag in (('full_action_space', full_action_space),
-                     ('terminal_on_life_loss', terminal_on_life_loss)):
+                     ('terminal_on_life_loss', terminal_on_life_loss),
+                     ('episodic_life', episodic_life)):
     if not isinstance(flag, bool):
       raise ValueError(f'Atari option {name} must be True or False, '
                        f'got {flag!r}.')
+  if terminal_on_life_loss and episodic_life:
+    raise ValueError('Atari options terminal_on_life_loss=True and episodic_life=True '
+                     'exclude each other: the first restarts the game after a lost life, '
+                     'the second plays on with the lives left. Choose one.')
+
+
+class LifeLossSignal(gymnasium.Wrapper):
+  """Marks a step that lost a life while the game goes on: `info[batch.LIFE_LOST]`.
+
+  Read from the ALE's own life counter after each (action-repeated) step. A step that
+  ends the game (terminated or truncated) is never marked: the episode ends there anyway.
+  """
+
+  def __init__(self, env: gymnasium.Env):
+    super().__init__(env)
+    self._ale = env.unwrapped.ale
+    self._lives = 0
+
+  def reset(self, **kwargs):
+    observation, info = self.env.reset(**kwargs)
+    self._lives = self._ale.lives()
+    return observation, {**info, batch.LIFE_LOST: False}
+
+  def step(self, action):
+    observation, reward, terminated, truncated, info = self.env.step(action)
+    lives = self._ale.lives()
+    life_lost = lives < self._lives and not (terminated or truncated)
+    self._lives = lives
+    return observation, reward, terminated, truncated, {**info, batch.LIFE_LOST: life_lost}
 
 
 def make_atari(game: str,
@@ -102,6 +138,7 @@ def make_atari(game: str,
                full_action_space: bool = False,
                max_episode_frames: Optional[int] = 108_000,
                terminal_on_life_loss: bool = False,
+               episodic_life: bool = False,
                render_mode: Optional[str] = None) -> gymnasium.Env:
   """Builds a preprocessed Atari env.
 
@@ -116,7 +153,10 @@ def make_atari(game: str,
     full_action_space: Use all 18 actions instead of the game's minimal set.
     max_episode_frames: Emulator frames after which the episode ends with
       `truncated=True` (108k frames = 30 minutes of play); None for no cap.
-    terminal_on_life_loss: End the episode (`terminated=True`) on a lost life.
+    terminal_on_life_loss: End the episode (`terminated=True`) on a lost life; the
+      next `reset()` restarts the whole game.
+    episodic_life: Mark a lost life (`info[seed.envs.batch.LIFE_LOST]`) and play on:
+      the learner ends the value target there, the episode goes on to the game's end.
     render_mode: gymnasium's, e.g. 'rgb_array' (full-size color frames) for
       `seed.evaluate --video`.
 
@@ -132,7 +172,7 @@ def make_atari(game: str,
   check_options(sticky_action_probability=sticky_action_probability, noop_max=noop_max,
                 frame_stack=frame_stack, full_action_space=full_action_space,
                 max_episode_frames=max_episode_frames,
-                terminal_on_life_loss=terminal_on_life_loss)
+                terminal_on_life_loss=terminal_on_life_loss, episodic_life=episodic_life)
 
   register_ale_envs()
   env = gymnasium.make(
@@ -162,4 +202,6 @@ def make_atari(game: str,
                      '(pass noop_max=0 for games without a NOOP action).'
                      ) from e
   env = gym_wrappers.FrameStackObservation(env, int(frame_stack))
+  if episodic_life:
+    env = LifeLossSignal(env)
   return wrappers.SeededEnv(env, seed, frames_per_step=FRAME_SKIP)

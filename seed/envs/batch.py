@@ -7,7 +7,9 @@ action per env back, so it steps its envs as a batch. Two kinds of batch do that
 'envpool'`). Both follow the protocol's order: an env whose episode ended in this step
 reports that step's reward and `terminated`/`truncated`, and the observation it returns
 is already the first one of its next episode (the learner never sees a terminal frame:
-it bootstraps nothing across the boundary).
+it bootstraps nothing across the boundary). An env may also mark a step that lost a
+life while its game goes on (`info[LIFE_LOST]`, Atari's `episodic_life`): the learner ends
+the value target there and the episode goes on.
 """
 import dataclasses
 from typing import Protocol, Sequence
@@ -15,6 +17,9 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from seed.envs import spec as spec_lib
+
+# The info key of a gymnasium env's step that lost a life while the game goes on (True).
+LIFE_LOST = 'life_lost'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,13 +32,23 @@ class BatchStep:
     rewards: float32 [k].
     terminated: bool [k], the episode ended in a terminal state.
     truncated: bool [k], the episode was cut short (a time limit).
+    life_lost: bool [k], the step lost a life and the game goes on (never with
+      terminated or truncated): the end of the value target, not of the episode.
     episodes_ended: How many of the k episodes ended in this step.
   """
   observations: np.ndarray
   rewards: np.ndarray
   terminated: np.ndarray
   truncated: np.ndarray
+  life_lost: np.ndarray
   episodes_ended: int
+
+  @classmethod
+  def first(cls, observations: np.ndarray) -> 'BatchStep':
+    """The step a batch starts from: its first observations, nothing earned or ended."""
+    num_envs = len(observations)
+    no = np.zeros(num_envs, bool)
+    return cls(observations, np.zeros(num_envs, np.float32), no, no, no, 0)
 
 
 class EnvBatch(Protocol):
@@ -74,13 +89,16 @@ class EnvList:
     rewards = np.zeros(self.num_envs, np.float32)
     terminated = np.zeros(self.num_envs, bool)
     truncated = np.zeros(self.num_envs, bool)
+    life_lost = np.zeros(self.num_envs, bool)
     for i, env in enumerate(self._envs):
-      observation, rewards[i], terminated[i], truncated[i], _ = env.step(
+      observation, rewards[i], terminated[i], truncated[i], info = env.step(
           to_env_action(actions[i]))
       if terminated[i] or truncated[i]:
         observation, _ = env.reset()
+      else:
+        life_lost[i] = info.get(LIFE_LOST, False)
       observations[i] = observation
-    return BatchStep(np.stack(observations), rewards, terminated, truncated,
+    return BatchStep(np.stack(observations), rewards, terminated, truncated, life_lost,
                      int(np.count_nonzero(terminated | truncated)))
 
   def close(self) -> None:

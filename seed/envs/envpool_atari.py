@@ -5,8 +5,10 @@ DQN preprocessing in C++ too. Set up to match `seed.envs.atari.make_atari` on ev
 option that path has: action repeat 4 with a max over the last two frames, grayscale,
 84 x 84 by area interpolation, `frame_stack` frames, 1..`noop_max` no-op frames after
 each reset, no fire reset, unclipped rewards, the game's minimal action set unless
-`full_action_space`. With `noop_max=1` and no sticky actions both paths give the same
-observations, rewards and episode ends, bit for bit (tests/integration/test_envpool.py).
+`full_action_space`, and with `episodic_life` the lost lives marked from EnvPool's life
+counter while the game plays on. With `noop_max=1` and no sticky actions both paths give
+the same observations, rewards, lost lives and episode ends, bit for bit
+(tests/integration/test_envpool.py).
 
 Where the two cannot agree, EnvPool refuses rather than differ:
   * `terminal_on_life_loss=True`: seed's Atari path restarts the whole game after a
@@ -70,12 +72,14 @@ def check_options(options: Mapping[str, Any]) -> None:
 
 
 def _check_options(sticky_action_probability, noop_max, frame_stack, full_action_space,
-                   max_episode_frames, terminal_on_life_loss, render_mode) -> None:
+                   max_episode_frames, terminal_on_life_loss, episodic_life,
+                   render_mode) -> None:
   """The ale-py path's own checks, then what only EnvPool refuses."""
   atari.check_options(sticky_action_probability=sticky_action_probability, noop_max=noop_max,
                       frame_stack=frame_stack, full_action_space=full_action_space,
                       max_episode_frames=max_episode_frames,
-                      terminal_on_life_loss=terminal_on_life_loss)
+                      terminal_on_life_loss=terminal_on_life_loss,
+                      episodic_life=episodic_life)
   if terminal_on_life_loss:
     raise ValueError('Atari option terminal_on_life_loss=True is not available with '
                      "EnvConfig.backend = 'envpool': EnvPool carries on with the lives left "
@@ -95,13 +99,14 @@ class EnvPoolAtari:
                sticky_action_probability: float = 0.0, noop_max: int = 30,
                frame_stack: int = 4, full_action_space: bool = False,
                max_episode_frames: Optional[int] = 108_000,
-               terminal_on_life_loss: bool = False, render_mode: Optional[str] = None):
+               terminal_on_life_loss: bool = False, episodic_life: bool = False,
+               render_mode: Optional[str] = None):
     """game ... render_mode: as `seed.envs.atari.make_atari` takes them."""
     canonical = atari.resolve_game(game)
     if canonical is None:
       raise ValueError(atari.unknown_game_message(game))
     _check_options(sticky_action_probability, noop_max, frame_stack, full_action_space,
-                   max_episode_frames, terminal_on_life_loss, render_mode)
+                   max_episode_frames, terminal_on_life_loss, episodic_life, render_mode)
     if not isinstance(num_envs, int) or num_envs < 1:
       raise ValueError(f'An EnvPool batch needs num_envs >= 1, got {num_envs!r}.')
     envpool = _import_envpool()
@@ -116,9 +121,13 @@ class EnvPoolAtari:
                            if max_episode_frames else np.iinfo(np.int32).max),
         frame_skip=atari.FRAME_SKIP, img_height=atari.SCREEN_SIZE,
         img_width=atari.SCREEN_SIZE, gray_scale=True, use_inter_area_resize=True,
+        # EnvPool's own episodic_life ends the episode at a lost life; seed plays on and
+        # marks it (step's life_lost), from the life counter every step reports.
         use_fire_reset=False, reward_clip=False, episodic_life=False,
         zero_discount_on_life_loss=False)
     self.num_envs = num_envs
+    self._episodic_life = episodic_life
+    self._lives = np.zeros(num_envs, np.int64)
     space = self._pool.observation_space
     self.spec = spec_lib.EnvSpec(observation_shape=space.shape, observation_dtype=space.dtype,
                                  num_actions=int(self._pool.action_space.n),
@@ -126,7 +135,9 @@ class EnvPoolAtari:
 
   def reset(self) -> np.ndarray:
     observations, info = self._pool.reset()
-    return observations[np.argsort(info['env_id'])]
+    order = np.argsort(info['env_id'])
+    self._lives = info['lives'][order].astype(np.int64)
+    return observations[order]
 
   def step(self, actions: np.ndarray) -> batch.BatchStep:
     observations, rewards, terminated, truncated, info = self._pool.step(
@@ -134,13 +145,20 @@ class EnvPoolAtari:
     order = np.argsort(info['env_id'])
     observations, rewards = observations[order], rewards[order].astype(np.float32)
     terminated, truncated = terminated[order].astype(bool), truncated[order].astype(bool)
+    lives = info['lives'][order].astype(np.int64)
+    life_lost = (lives < self._lives) & ~(terminated | truncated)
+    if not self._episodic_life:
+      life_lost[:] = False
     ended = np.flatnonzero(terminated | truncated)
     if ended.size:
       # EnvPool would restart these envs on their next step and return the first frame
       # then; the protocol wants it now, in place of the terminal one.
       first, reset_info = self._pool.reset(ended.astype(np.int32))
       observations[reset_info['env_id']] = first
-    return batch.BatchStep(observations, rewards, terminated, truncated, int(ended.size))
+      lives[reset_info['env_id']] = reset_info['lives']
+    self._lives = lives
+    return batch.BatchStep(observations, rewards, terminated, truncated, life_lost,
+                           int(ended.size))
 
   def close(self) -> None:
     self._pool.close()

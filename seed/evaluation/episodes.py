@@ -12,7 +12,7 @@ from typing import Callable, List, Optional, Sequence
 import numpy as np
 
 from seed import types
-from seed.envs.batch import to_env_action
+from seed.envs.batch import LIFE_LOST, to_env_action
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,14 +62,17 @@ def run_episodes(policy: Callable, initial_core_state: Callable[[int], tuple], e
     for i, env in enumerate(envs):
       if finished_by_env[i] == quota[i]:
         continue  # Done with its share: its row rides along unused.
-      observation, step_reward, terminated, truncated, _ = env.step(to_env_action(action[i]))
+      observation, step_reward, terminated, truncated, info = env.step(
+          to_env_action(action[i]))
       if i == 0 and on_frame is not None:
         on_frame(finished_by_env[0])
       returns[i] += step_reward
       lengths[i] += 1
       reward[i] = step_reward
-      done[i] = terminated or truncated
-      if done[i]:
+      # The policy's done as in training, a lost life too (episodic_life: its recurrent
+      # state resets there); the episode is the whole game.
+      done[i] = terminated or truncated or info.get(LIFE_LOST, False)
+      if terminated or truncated:
         finished.append(Episode(i, float(returns[i]), int(lengths[i])))
         finished_by_env[i] += 1
         returns[i], lengths[i] = 0.0, 0

@@ -200,13 +200,13 @@ class InferenceService:
         raise ProtocolError(grpc.StatusCode.FAILED_PRECONDITION,
                             f'got a {message.WhichOneof("kind") or "empty message"} '
                             'after the hello; expected a step')
-      observations, rewards, terminated, truncated = protocol.decode_step(
+      observations, rewards, terminated, truncated, life_lost = protocol.decode_step(
           message.step, self._spec, num_envs, self._limits.max_abs_input,
           data.observation_bytes if isinstance(data, protocol.RawObservationsStep) else None)
       # A cancellation (the server stopping) propagates as it is: swallowing it
       # and awaiting an abort could keep server.stop() waiting for this handler.
       actions = await self._batcher.submit(
-          StepRequest(slots, observations, rewards, terminated, truncated))
+          StepRequest(slots, observations, rewards, terminated, truncated, life_lost))
       # The learner checks what it sends: a policy bug must not reach the envs.
       protocol.check_actions(actions, self._spec, num_envs)
       await self._write(context, pb.LearnerMessage(actions=pb.Actions(

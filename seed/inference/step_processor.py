@@ -5,6 +5,10 @@ recurrent state, pad to a fixed batch size, run the agent's policy once,
 then store the new state, append each step to its env's unroll and count
 episodes. Agent-agnostic: the agent's policy outputs are stored as they come.
 
+A lost life (Atari's episodic_life) ends the value target but not the episode: the
+policy, the unrolls and the train step see it as `terminated` (zero discount, the
+recurrent state reset), the episode's return and length run on to the game's end.
+
 With several inference devices (--inference_devices) each has a lane, a thread of
 its own, and batches run on them at once. They never share an env (an actor's next
 step for an env waits for this one's action), so each env's slot is touched by one
@@ -39,6 +43,11 @@ class StepRequest:
   rewards: np.ndarray       # [k]
   terminated: np.ndarray    # [k]
   truncated: np.ndarray     # [k]
+  life_lost: Optional[np.ndarray] = None  # [k]; None: no env lost a life
+
+  def __post_init__(self):
+    if self.life_lost is None:
+      self.life_lost = np.zeros(len(self.slots), bool)
 
   @property
   def num_envs(self) -> int:
@@ -87,8 +96,10 @@ class StepProcessor:
                        f'{self.batch_sizes[-1]}')
     observations = _concat_padded([r.observations for r in requests], padded)
     rewards = _concat_padded([r.rewards for r in requests], padded)
-    terminated = np.concatenate([r.terminated for r in requests])
+    game_over = np.concatenate([r.terminated for r in requests])
     truncated = np.concatenate([r.truncated for r in requests])
+    # What the agent sees as the end of an episode: a lost life too (see the docstring).
+    terminated = game_over | np.concatenate([r.life_lost for r in requests])
     done = _pad(terminated | truncated, padded)
     core_state = tuple(_pad(np.stack(parts), padded)
                        for parts in zip(*[s.core_state for s in slots]))
@@ -116,7 +127,7 @@ class StepProcessor:
         transitions += 1
         slot.episode_return += float(rewards[i])
         slot.episode_steps += 1
-        if terminated[i] or truncated[i]:
+        if game_over[i] or truncated[i]:
           self._on_episode(slot.episode_return, slot.episode_steps, evaluation,
                            int(slot.acting.seed_index))
           slot.episode_return, slot.episode_steps = 0.0, 0

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eseed/proto/actor_learner.proto\x12\nseed.proto\"4\n\x06Tensor\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\r\n\x05\x64type\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x03\"*\n\nTensorSpec\x12\r\n\x05\x64type\x18\x01 \x01(\t\x12\r\n\x05shape\x18\x02 \x03(\x03\"O\n\nActionSpec\x12\x15\n\x0bnum_actions\x18\x01 \x01(\x03H\x00\x12\"\n\x03\x62ox\x18\x02 \x01(\x0b\x32\x13.seed.proto.BoxSpecH\x00\x42\x06\n\x04kind\"J\n\x07\x42oxSpec\x12$\n\x04spec\x18\x01 \x01(\x0b\x32\x16.seed.proto.TensorSpec\x12\x0b\n\x03low\x18\x02 \x03(\x02\x12\x0c\n\x04high\x18\x03 \x03(\x02\"\xef\x01\n\x05Hello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08\x61\x63tor_id\x18\x02 \x01(\x03\x12\x0e\n\x06run_id\x18\x03 \x01(\t\x12\x10\n\x08num_envs\x18\x04 \x01(\r\x12\x10\n\x08\x65nv_name\x18\x05 \x01(\t\x12\x30\n\x10observation_spec\x18\x06 \x01(\x0b\x32\x16.seed.proto.TensorSpec\x12+\n\x0b\x61\x63tion_spec\x18\x07 \x01(\x0b\x32\x16.seed.proto.ActionSpec\x12\x13\n\x0bsplit_index\x18\x08 \x01(\r\x12\x12\n\nevaluation\x18\t \x01(\x08\"h\n\x04Step\x12(\n\x0cobservations\x18\x01 \x01(\x0b\x32\x12.seed.proto.Tensor\x12\x0f\n\x07rewards\x18\x02 \x03(\x02\x12\x12\n\nterminated\x18\x03 \x03(\x08\x12\x11\n\ttruncated\x18\x04 \x03(\x08\"\\\n\x0c\x41\x63torMessage\x12\"\n\x05hello\x18\x01 \x01(\x0b\x32\x11.seed.proto.HelloH\x00\x12 \n\x04step\x18\x02 \x01(\x0b\x32\x10.seed.proto.StepH\x00\x42\x06\n\x04kind\"7\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x12\n\nlearner_id\x18\x02 \x01(\t\".\n\x07\x41\x63tions\x12#\n\x07\x61\x63tions\x18\x01 \x01(\x0b\x32\x12.seed.proto.Tensor\"\x1a\n\x08\x46inished\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x92\x01\n\x0eLearnerMessage\x12&\n\x07welcome\x18\x01 \x01(\x0b\x32\x13.seed.proto.WelcomeH\x00\x12&\n\x07\x61\x63tions\x18\x02 \x01(\x0b\x32\x13.seed.proto.ActionsH\x00\x12(\n\x08\x66inished\x18\x03 \x01(\x0b\x32\x14.seed.proto.FinishedH\x00\x42\x06\n\x04kind2J\n\x07Learner\x12?\n\x03\x41\x63t\x12\x18.seed.proto.ActorMessage\x1a\x1a.seed.proto.LearnerMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1eseed/proto/actor_learner.proto\x12\nseed.proto\"4\n\x06Tensor\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\r\n\x05\x64type\x18\x02 \x01(\t\x12\r\n\x05shape\x18\x03 \x03(\x03\"*\n\nTensorSpec\x12\r\n\x05\x64type\x18\x01 \x01(\t\x12\r\n\x05shape\x18\x02 \x03(\x03\"O\n\nActionSpec\x12\x15\n\x0bnum_actions\x18\x01 \x01(\x03H\x00\x12\"\n\x03\x62ox\x18\x02 \x01(\x0b\x32\x13.seed.proto.BoxSpecH\x00\x42\x06\n\x04kind\"J\n\x07\x42oxSpec\x12$\n\x04spec\x18\x01 \x01(\x0b\x32\x16.seed.proto.TensorSpec\x12\x0b\n\x03low\x18\x02 \x03(\x02\x12\x0c\n\x04high\x18\x03 \x03(\x02\"\xef\x01\n\x05Hello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x10\n\x08\x61\x63tor_id\x18\x02 \x01(\x03\x12\x0e\n\x06run_id\x18\x03 \x01(\t\x12\x10\n\x08num_envs\x18\x04 \x01(\r\x12\x10\n\x08\x65nv_name\x18\x05 \x01(\t\x12\x30\n\x10observation_spec\x18\x06 \x01(\x0b\x32\x16.seed.proto.TensorSpec\x12+\n\x0b\x61\x63tion_spec\x18\x07 \x01(\x0b\x32\x16.seed.proto.ActionSpec\x12\x13\n\x0bsplit_index\x18\x08 \x01(\r\x12\x12\n\nevaluation\x18\t \x01(\x08\"{\n\x04Step\x12(\n\x0cobservations\x18\x01 \x01(\x0b\x32\x12.seed.proto.Tensor\x12\x0f\n\x07rewards\x18\x02 \x03(\x02\x12\x12\n\nterminated\x18\x03 \x03(\x08\x12\x11\n\ttruncated\x18\x04 \x03(\x08\x12\x11\n\tlife_lost\x18\x05 \x03(\x08\"\\\n\x0c\x41\x63torMessage\x12\"\n\x05hello\x18\x01 \x01(\x0b\x32\x11.seed.proto.HelloH\x00\x12 \n\x04step\x18\x02 \x01(\x0b\x32\x10.seed.proto.StepH\x00\x42\x06\n\x04kind\"7\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x12\n\nlearner_id\x18\x02 \x01(\t\".\n\x07\x41\x63tions\x12#\n\x07\x61\x63tions\x18\x01 \x01(\x0b\x32\x12.seed.proto.Tensor\"\x1a\n\x08\x46inished\x12\x0e\n\x06reason\x18\x01 \x01(\t\"\x92\x01\n\x0eLearnerMessage\x12&\n\x07welcome\x18\x01 \x01(\x0b\x32\x13.seed.proto.WelcomeH\x00\x12&\n\x07\x61\x63tions\x18\x02 \x01(\x0b\x32\x13.seed.proto.ActionsH\x00\x12(\n\x08\x66inished\x18\x03 \x01(\x0b\x32\x14.seed.proto.FinishedH\x00\x42\x06\n\x04kind2J\n\x07Learner\x12?\n\x03\x41\x63t\x12\x18.seed.proto.ActorMessage\x1a\x1a.seed.proto.LearnerMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -42,17 +42,17 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_HELLO']._serialized_start=302
   _globals['_HELLO']._serialized_end=541
   _globals['_STEP']._serialized_start=543
-  _globals['_STEP']._serialized_end=647
-  _globals['_ACTORMESSAGE']._serialized_start=649
-  _globals['_ACTORMESSAGE']._serialized_end=741
-  _globals['_WELCOME']._serialized_start=743
-  _globals['_WELCOME']._serialized_end=798
-  _globals['_ACTIONS']._serialized_start=800
-  _globals['_ACTIONS']._serialized_end=846
-  _globals['_FINISHED']._serialized_start=848
-  _globals['_FINISHED']._serialized_end=874
-  _globals['_LEARNERMESSAGE']._serialized_start=877
-  _globals['_LEARNERMESSAGE']._serialized_end=1023
-  _globals['_LEARNER']._serialized_start=1025
-  _globals['_LEARNER']._serialized_end=1099
+  _globals['_STEP']._serialized_end=666
+  _globals['_ACTORMESSAGE']._serialized_start=668
+  _globals['_ACTORMESSAGE']._serialized_end=760
+  _globals['_WELCOME']._serialized_start=762
+  _globals['_WELCOME']._serialized_end=817
+  _globals['_ACTIONS']._serialized_start=819
+  _globals['_ACTIONS']._serialized_end=865
+  _globals['_FINISHED']._serialized_start=867
+  _globals['_FINISHED']._serialized_end=893
+  _globals['_LEARNERMESSAGE']._serialized_start=896
+  _globals['_LEARNERMESSAGE']._serialized_end=1042
+  _globals['_LEARNER']._serialized_start=1044
+  _globals['_LEARNER']._serialized_end=1118
 # @@protoc_insertion_point(module_scope)

@@ -1,8 +1,8 @@
 """EnvConfig.backend = 'envpool': EnvPool's C++ Atari gives what seed's ale-py path gives.
 
 With one no-op frame after each reset and no sticky actions nothing random is left, so
-the two backends must agree bit for bit: observations, rewards, episode ends, the
-restart in the same step, the spec. A real actor process then streams EnvPool envs to a
+the two backends must agree bit for bit: observations, rewards, lost lives, episode ends,
+the restart in the same step, the spec. A real actor process then streams EnvPool envs to a
 learner.
 """
 import numpy as np
@@ -34,6 +34,8 @@ def _both(game, first_seed, num_envs, **options):
     ('Pong', 400, {}),
     ('SpaceInvaders', 300, {}),  # rewards of 5 to 30: unclipped on both sides
     ('Breakout', 300, {'max_episode_frames': 400, 'frame_stack': 2}),  # time limit
+    ('Breakout', 700, {'episodic_life': True}),  # 4 lives lost a game, the game goes on
+    ('Pong', 200, {'episodic_life': True}),  # no lives: nothing marked
 ])
 def test_envpool_steps_exactly_as_the_ale_py_path(game, steps, options):
   ale, pool = _both(game, first_seed=11, num_envs=3, **options)
@@ -41,7 +43,7 @@ def test_envpool_steps_exactly_as_the_ale_py_path(game, steps, options):
     assert pool.spec == ale.spec
     np.testing.assert_array_equal(pool.reset(), ale.reset())
     rng = np.random.default_rng(0)
-    ended = 0
+    ended = lives_lost = 0
     for t in range(steps):
       actions = rng.integers(ale.spec.num_actions, size=3).astype(np.int32)
       want, got = ale.step(actions), pool.step(actions)
@@ -50,11 +52,19 @@ def test_envpool_steps_exactly_as_the_ale_py_path(game, steps, options):
       np.testing.assert_array_equal(got.rewards, want.rewards, err_msg=f'step {t}')
       np.testing.assert_array_equal(got.terminated, want.terminated, err_msg=f'step {t}')
       np.testing.assert_array_equal(got.truncated, want.truncated, err_msg=f'step {t}')
+      np.testing.assert_array_equal(got.life_lost, want.life_lost, err_msg=f'step {t}')
       assert got.episodes_ended == want.episodes_ended
       assert got.observations.dtype == np.uint8 and got.rewards.dtype == np.float32
       ended += got.episodes_ended
+      lives_lost += int(np.count_nonzero(got.life_lost))
     if game == 'Breakout':
       assert ended >= 3  # the restart in the same step was compared too
+    # Marked only with episodic_life, and only where a game has lives to lose: 4 of each
+    # ended game's 5 (the 5th ends it), up to 4 more of each of the 3 games still going.
+    if options.get('episodic_life') and game == 'Breakout':
+      assert 4 * ended <= lives_lost <= 4 * ended + 3 * 4, (lives_lost, ended)
+    else:
+      assert lives_lost == 0
   finally:
     ale.close()
     pool.close()

@@ -186,6 +186,40 @@ def test_atari_episode_cap_truncates():
   assert (step, terminated, truncated) == (10, False, True)
 
 
+def test_atari_episodic_life_marks_each_lost_life_and_plays_the_whole_game():
+  # Breakout's 5 lives: 4 lost while the game goes on, each marked once; the 5th ends it.
+  from seed.envs.batch import LIFE_LOST  # pylint: disable=g-import-not-at-top
+  from seed.evaluation.episodes import run_episodes  # pylint: disable=g-import-not-at-top
+  env = seed.envs.make_env('atari:Breakout', seed=0, episodic_life=True)
+  _, info = env.reset()
+  assert info[LIFE_LOST] is False and env.unwrapped.ale.lives() == 5
+  rng, marked = np.random.default_rng(0), 0
+  for _ in range(5000):
+    _, _, terminated, truncated, info = env.step(int(rng.integers(4)))
+    marked += info[LIFE_LOST]
+    assert env.unwrapped.ale.lives() == 5 - marked or terminated
+    if terminated or truncated:
+      break
+  assert (terminated, marked) == (True, 4)
+  plain = seed.envs.make_env('atari:Breakout', seed=0)
+  plain.reset()
+  assert LIFE_LOST not in plain.step(1)[4]
+
+  # Evaluation plays whole games, the policy's done marking the lives as in training.
+  dones = []
+  def policy(observation, reward, done, core_state, acting):
+    del observation, reward, acting
+    dones.append(bool(done[0]))
+    return np.array([int(rng.integers(4))]), {}, core_state
+  (episode,) = run_episodes(policy, lambda n: (), [env], 1, acting=None)
+  assert episode.length_steps == len(dones) and sum(dones[1:]) == 4
+
+
+def test_atari_life_loss_options_exclude_each_other():
+  with pytest.raises(ValueError, match='terminal_on_life_loss.*episodic_life.*exclude'):
+    seed.envs.make_env('atari:Breakout', terminal_on_life_loss=True, episodic_life=True)
+
+
 def test_atari_unknown_game():
   with pytest.raises(UnknownEnvError) as error:
     seed.envs.make_env('atari:NoSuchGame')

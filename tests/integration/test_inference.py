@@ -217,6 +217,24 @@ def test_unrolls_and_episodes_reach_the_input():
     assert batch.core_state[0].tolist() == [0, 3]  # state before steps 0 and 3
 
 
+def test_a_lost_life_ends_the_value_target_but_not_the_episode():
+  # Atari's episodic_life: the agent and the unrolls see a termination (the count, its
+  # recurrent state, restarts), the episode's return and length run on to the game's end.
+  with ServerHarness() as harness:
+    client = connect(harness, num_envs=1)
+    rewards = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    for t, reward in enumerate(rewards):
+      client.send(step(num_envs=1, rewards=[reward], life_lost=[t == 2],
+                       terminated=[t == 4]))
+      client.recv()
+    client.close()
+    assert harness.episodes == [(1.0 + 2.0 + 3.0 + 4.0, 4)]
+    batch = harness.fifo.sample(2, timeout_s=1.0).data
+    np.testing.assert_array_equal(batch.steps.terminated[0], [False, False, True, False])
+    np.testing.assert_array_equal(batch.steps.terminated[1], [False, True, False, False])
+    np.testing.assert_array_equal(batch.steps.policy_outputs['count'][0], [1, 2, 1, 2])
+
+
 def test_a_full_input_holds_back_inference():
   with ServerHarness(fifo_capacity=1) as harness:
     client = connect(harness, num_envs=1)

@@ -139,6 +139,17 @@ def test_wrong_number_of_rewards(server, good_actor):
   assert_still_served(good_actor)
 
 
+def test_wrong_number_of_lost_lives(server, good_actor):
+  # None (no env lost a life) or one per env; anything else is refused by name.
+  client = welcomed_client(server)
+  client.send(step(life_lost=[False, True]))
+  assert client.recv().WhichOneof('kind') == 'actions'
+  code, details = refusal(client, step(life_lost=[True, False, True]))
+  assert code == grpc.StatusCode.INVALID_ARGUMENT
+  assert 'step.life_lost has 3 entries; expected 2 or none' in details
+  assert_still_served(good_actor)
+
+
 def test_too_many_envs_for_one_actor(server, good_actor):
   code, details = refusal(LockstepClient(server.address), hello(actor_id=1, num_envs=9))
   assert code == grpc.StatusCode.INVALID_ARGUMENT

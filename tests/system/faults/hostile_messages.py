@@ -194,7 +194,7 @@ def hello_message(spec: EnvSpec, env_name: str, actor_id: int, num_envs: int,
 
 def step_message(spec: EnvSpec, num_envs: int, rng: np.random.Generator,
                  observations: Optional[np.ndarray] = None, rewards=None, terminated=None,
-                 truncated=None) -> pb.ActorMessage:
+                 truncated=None, life_lost=()) -> pb.ActorMessage:
   """A step that passes every check unless told otherwise."""
   if observations is None:
     observations = rng.random((num_envs,) + spec.observation_shape).astype(
@@ -203,7 +203,7 @@ def step_message(spec: EnvSpec, num_envs: int, rng: np.random.Generator,
       observations,
       rewards if rewards is not None else rng.integers(-1, 2, num_envs).astype(np.float32),
       terminated if terminated is not None else [False] * num_envs,
-      truncated if truncated is not None else [False] * num_envs)
+      truncated if truncated is not None else [False] * num_envs, life_lost)
 
 
 def shape_words(shape: Sequence[int]) -> Tuple[str, ...]:
@@ -491,9 +491,13 @@ class Generator:
 
   def counts(self) -> Case:
     k = self._k()
-    field = self._py.choice(['rewards', 'terminated', 'truncated'])
-    n = self._py.choice([0, k - 1, k + 1, 2 * k + 3, 10_000])
-    values = {'rewards': [0.0] * n} if field == 'rewards' else {field: [False] * n}
+    field = self._py.choice(['rewards', 'terminated', 'truncated', 'life_lost'])
+    # life_lost may be empty (no env lost a life); a set flag keeps it in the message.
+    n = self._py.choice([k - 1, k + 1, 2 * k + 3, 10_000] + ([] if field == 'life_lost' else [0]))
+    if field == 'life_lost' and n == 0:
+      n = k + 1
+    values = ({'rewards': [0.0] * n} if field == 'rewards' else
+              {field: [field == 'life_lost'] * n})
     step = step_message(self.spec, k, self._np, **values)
     return self._bad_step('counts', field, f'{n} {field} for {k} envs', step, k,
                           [(field,), (str(n),), (str(k),)])
@@ -517,7 +521,8 @@ class Generator:
                          [words], replies=1 + steps, envs=k)
 
   def protocol_version(self) -> Case:
-    version = self._py.choice([0, 2, 99, 2 ** 31, 2 ** 32 - 1])
+    version = self._py.choice([0, protocol.PROTOCOL_VERSION - 1, protocol.PROTOCOL_VERSION + 1,
+                               99, 2 ** 31, 2 ** 32 - 1])
     return self._refused('protocol_version', 'version', f'protocol version {version}',
                          [self._hello(self._k(), protocol_version=version)],
                          {Code.FAILED_PRECONDITION}, [(str(version),), ('version',)])

@@ -4,7 +4,7 @@
   seed eval --logdir=RUN ...                              (seed.evaluate)
   seed plot RUN ... --output=curve.png                    (seed.experiments.plotting)
   seed experiments --root=DIR --grid=... --seeds=0,1      (seed.experiments)
-  seed suite dmc15|classic_control|learning_curve ...     (seed.experiments.suites)
+  seed suite dmc15|classic_control|learning_curve|atari5 ...  (seed.experiments.suites)
   seed submit vertex|slurm ...                            (gcp/submit.py, slurm/submit.sh)
 
 `seed COMMAND --help` lists a command's arguments; train's include every learner and
@@ -20,10 +20,10 @@ COMMANDS = {
     'eval': 'play episodes of a checkpoint, a returns table, optionally an MP4',
     'plot': 'learning curves from TensorBoard event files, as a PNG',
     'experiments': 'several runs in sequence: a grid of gin bindings times seeds',
-    'suite': 'a learning suite: seed suite dmc15|classic_control|learning_curve ARGS',
+    'suite': 'a learning suite: seed suite dmc15|classic_control|learning_curve|atari5 ARGS',
     'submit': 'submit a training run to a cluster: seed submit vertex|slurm ARGS',
 }
-SUITES = ('dmc15', 'classic_control', 'learning_curve')
+SUITES = ('dmc15', 'classic_control', 'learning_curve', 'atari5')
 # Where `seed submit` finds each platform's submitter, in the repository.
 SUBMITTERS = {'vertex': ['gcp', 'submit.py'], 'slurm': ['slurm', 'submit.sh']}
 

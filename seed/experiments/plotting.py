@@ -5,6 +5,8 @@
   seed plot runs/grid --compare --out grid.png      (python -m seed plot ... likewise)
   seed plot runs/ppo runs/sac --reference 'cleanrl SAC, 1M=9600' \
       --save_data docs/figures/halfcheetah.csv --out docs/learning_halfcheetah.png
+  seed plot docs/figures/learning_breakout.csv --window 100 --published Breakout \
+      --reference 'cleanrl PPO@40M=414.7' --out docs/learning_breakout.png
   seed plot docs/figures/halfcheetah.csv --out docs/learning_halfcheetah.png
 
 Each RUN is a run directory (its events files), or a directory of run directories, each
@@ -19,7 +21,10 @@ the next one resumed from came from training the resume threw away, and are left
 time of what is kept, each file's clock going on from the last episode kept, without
 the pause between. --baseline draws another RUN dashed behind the rest; --compare
 gives each RUN a panel of its own, side by side, instead of one panel for all;
---reference draws a published figure as a horizontal line; --max_env_frames cuts runs
+--reference draws a published figure as a horizontal line, or with its frames
+(LABEL@5M=25.5) as a point at those frames on the frames panel; --published GAME draws
+every published Atari value for the game (seed.experiments.atari_references: Dopamine's
+and RLlib's) at the frames the figure spans, a marker per source; --max_env_frames cuts runs
 of different lengths to one budget. --evaluations adds each checkpoint's greedy
 evaluation that the run saved (RUN/evaluation/*.json, written by the learner's
 --eval_interval_s or by `seed eval`) as a point at the checkpoint's frames: the mean of
@@ -57,6 +62,13 @@ DATA_COLUMNS = ('label', 'role', 'seed', 'env_frames', 'wall_s', 'episode_return
 ROLES = ('run', 'baseline', 'evaluation')
 # Evaluations drawn: those that acted as the agent's evaluation actors do (seed.evaluate).
 EVALUATION_POLICY = 'greedy'
+
+
+class Reference(NamedTuple):
+  """A published figure: a horizontal line, or a point where `frames` is given."""
+  label: str
+  value: float
+  frames: Optional[float] = None
 
 
 class Evaluation(NamedTuple):
@@ -314,7 +326,7 @@ def _legend_and_title(figure, axes, title: str) -> None:
 
 def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
          baseline: Optional[Tuple[str, List[Seed]]] = None, compare: bool = False,
-         references: Sequence[Tuple[str, float]] = ()) -> None:
+         references: Sequence[Reference] = ()) -> None:
   import matplotlib  # pylint: disable=g-import-not-at-top,import-outside-toplevel
   matplotlib.use('Agg')  # Files only: no display.
   from matplotlib import pyplot  # pylint: disable=g-import-not-at-top,import-outside-toplevel
@@ -355,28 +367,73 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
       ax.set_ylabel(f'return (mean of {window} episodes)')
       ax.grid(alpha=0.3)
   for ax in axes.flat:  # After every curve, so that the labels are drawn over them.
-    for name, value in references:
+    for name, value, _ in (r for r in references if r.frames is None):
       ax.axhline(value, color='grey', linestyle=':', linewidth=1, zorder=4)
       ax.annotate(name, (1, value), xycoords=('axes fraction', 'data'), zorder=5,
                   textcoords='offset points', xytext=(-4, 3), ha='right', fontsize=8,
                   color='dimgrey')
+  _reference_points(axes[0], [r for r in references if r.frames is not None])
   _legend_and_title(figure, axes, title or ', '.join(runs))
   figure.savefig(out, dpi=100)
   pyplot.close(figure)
+
+
+# Markers of the published points, one per source in the order they come.
+REFERENCE_MARKERS = ('D', 's', '^', 'v', 'P', 'X', '*', 'h')
+
+
+def _reference_points(frame_axes, points: Sequence[Reference]) -> None:
+  """Published values at given frames, on each panel of frames: a black-edged marker per
+  source (label). The values themselves belong in the docs' tables: written beside the
+  points they overlap where sources agree."""
+  by_label: Dict[str, List[Reference]] = {}
+  for point in points:
+    by_label.setdefault(point.label, []).append(point)
+  for ax in frame_axes:
+    for index, (label, group) in enumerate(by_label.items()):
+      x = np.array([p.frames for p in group]) / 1e6
+      y = np.array([p.value for p in group])
+      ax.plot(x, y, REFERENCE_MARKERS[index % len(REFERENCE_MARKERS)], color='white',
+              markeredgecolor='black', markersize=6, zorder=6, linestyle='none',
+              label=f'{label} (published)')
+
+
+def published_references(game: str, max_frames: float) -> List[Reference]:
+  """Every published value for the Atari `game` at the frames up to `max_frames`."""
+  from seed.experiments import atari_references  # pylint: disable=g-import-not-at-top
+  known = sorted({g for values in atari_references.PUBLISHED.values() for g in values})
+  if game not in known:
+    raise ValueError(f'--published={game!r}: no published values; games with some: '
+                     f'{", ".join(known)}')
+  return [Reference(source.name, float(values[game][i]), float(frames))
+          for source, values in atari_references.PUBLISHED.items() if game in values
+          for i, frames in enumerate(atari_references.FRAMES) if frames <= max_frames]
 
 
 def _label(path: str) -> str:
   return os.path.basename(os.path.normpath(path))
 
 
-def _reference(text: str) -> Tuple[str, float]:
-  """--reference LABEL=RETURN as (label, return); ValueError naming the text otherwise."""
+_FRAME_UNITS = {'': 1.0, 'K': 1e3, 'M': 1e6}
+
+
+def _reference(text: str) -> Reference:
+  """--reference LABEL=RETURN or LABEL@FRAMES=RETURN (FRAMES like 5M, 500K or 5000000) as
+  a Reference; ValueError naming the text otherwise."""
   label, _, value = text.rpartition('=')
+  label, at, frames_text = label.rpartition('@') if '@' in label else (label, '', '')
   try:
-    return label, float(value)
-  except ValueError:
+    frames = None
+    if at:
+      unit = frames_text[-1:].upper() if frames_text[-1:].isalpha() else ''
+      frames = float(frames_text[:len(frames_text) - len(unit)]) * _FRAME_UNITS[unit]
+    if not label:
+      raise ValueError
+    return Reference(label, float(value), frames)
+  except (ValueError, KeyError):
     raise ValueError(f'--reference={text!r}; expected LABEL=RETURN, e.g. '
-                     "'cleanrl PPO, 1M=1400'") from None
+                     "'cleanrl PPO, 1M=1400', or LABEL@FRAMES=RETURN for a point, e.g. "
+                     "'RLlib IMPALA@5M=25.5'") from None
 
 
 def _cut(label: str, seeds: List[Seed], max_env_frames: float) -> List[Seed]:
@@ -404,7 +461,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                       'curve file keeps the labels saved in it')
   parser.add_argument('--baseline_label', help="the baseline's name")
   parser.add_argument('--reference', action='append', default=[], metavar='LABEL=RETURN',
-                      help="a horizontal line, e.g. a published figure: 'cleanrl, 1M=1400'")
+                      help="a horizontal line, e.g. a published figure: 'cleanrl, 1M=1400'; "
+                      "or a point at given frames: 'RLlib IMPALA@5M=25.5'")
+  parser.add_argument('--published', metavar='GAME',
+                      help="the published values for an Atari game (Dopamine's, RLlib's) "
+                      'as points at their frames, up to the longest run')
   parser.add_argument('--evaluations', action='store_true',
                       help="also draw each RUN directory's saved greedy evaluations of its "
                       'checkpoints (RUN/evaluation/*.json): mean, lowest and highest episode')
@@ -442,6 +503,9 @@ def main(argv: Optional[List[str]] = None) -> int:
       runs = {label: _cut(label, seeds, args.max_env_frames) for label, seeds in runs.items()}
       if baseline is not None:
         baseline = (baseline[0], _cut(baseline[0], baseline[1], args.max_env_frames))
+    if args.published:
+      longest = max(float(seed.frames[-1]) for seeds in runs.values() for seed in seeds)
+      references += published_references(args.published, longest)
     if args.save_data:
       save_data(args.save_data, runs, baseline)
     plot(runs, args.out, args.window, args.title, baseline, args.compare, references)

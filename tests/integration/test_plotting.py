@@ -149,7 +149,22 @@ def test_references_a_frame_budget_and_the_saved_data_round_trip(tmp_path):
   assert plotting.main([str(data), str(tmp_path / 'single'), '--label', 'added',
                         '--save_data', str(both), '--out', again]) == 0
   assert list(plotting.load_data(str(both))[0]) == ['grid', 'added']
-  assert plotting._reference('cleanrl PPO, 1M=1400') == ('cleanrl PPO, 1M', 1400.0)
+  assert plotting._reference('cleanrl PPO, 1M=1400') == ('cleanrl PPO, 1M', 1400.0, None)
+  assert plotting._reference('RLlib IMPALA@5M=25.5') == ('RLlib IMPALA', 25.5, 5e6)
+  assert plotting._reference('x@250K=-3') == ('x', -3.0, 250e3)
+  assert plotting._reference('x@1000=2') == ('x', 2.0, 1000.0)
+
+
+def test_published_atari_values_are_drawn_as_points_at_their_frames(tmp_path):
+  published = plotting.published_references('Breakout', 12e6)
+  assert ('RLlib IMPALA', 25.5, 5e6) in published and ('RLlib A2C', 137.5, 10e6) in published
+  assert ('Dopamine Rainbow', 41.9, 10e6) in published
+  assert max(p.frames for p in published) == 10e6  # none past the longest run
+  _write_run(tmp_path / 'single', {'episode/return': [5, 6, 7]})
+  out = str(tmp_path / 'points.png')
+  assert plotting.main([str(tmp_path / 'single'), '--published', 'Qbert', '--reference',
+                        'mine@150=6', '--out', out]) == 0
+  assert os.path.getsize(out) > 0
 
 
 def test_bad_references_budgets_and_curve_files_are_named(tmp_path, capsys):
@@ -157,6 +172,11 @@ def test_bad_references_budgets_and_curve_files_are_named(tmp_path, capsys):
   out = str(tmp_path / 'x.png')
   assert plotting.main([str(tmp_path / 'single'), '--reference', 'cleanrl', '--out', out]) == 2
   assert "--reference='cleanrl'; expected LABEL=RETURN" in capsys.readouterr().err
+  assert plotting.main([str(tmp_path / 'single'), '--reference', 'x@5Q=1', '--out', out]) == 2
+  assert "--reference='x@5Q=1'; expected" in capsys.readouterr().err
+  assert plotting.main([str(tmp_path / 'single'), '--published', 'Pitfall', '--out', out]) == 2
+  assert "--published='Pitfall': no published values; games with some: BattleZone, " in (
+      capsys.readouterr().err)
   assert plotting.main([str(tmp_path / 'single'), '--max_env_frames', '50', '--out', out]) == 2
   assert 'single: no episode ended by --max_env_frames=50' in capsys.readouterr().err
   other = tmp_path / 'other.csv'

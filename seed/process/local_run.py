@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 from seed import config, settings
 from seed.process import local_processes
@@ -68,6 +68,31 @@ def help_text() -> str:
           f'Learner flags (seed.settings):\n{table(settings.LEARNER)}\n\n'
           f'Actor flags, set by seed train for each actor or shared from the learner\'s:\n'
           f'{table(actor_only)}')
+
+
+def host_has_gpu() -> bool:
+  """Whether nvidia-smi lists a GPU here (what a learner would train on), without
+  TensorFlow, which this launcher never imports."""
+  smi = shutil.which('nvidia-smi')
+  if smi is None:
+    return False
+  try:
+    listed = subprocess.run([smi, '-L'], capture_output=True, text=True, timeout=20).stdout
+  except (OSError, subprocess.SubprocessError):
+    return False
+  return any(line.startswith('GPU') for line in listed.splitlines())
+
+
+def accelerator_notice(env: str, agent: str, has_gpu: Callable[[], bool] = host_has_gpu
+                       ) -> Optional[str]:
+  """A config with a CPU sibling (gin/ENV/AGENT_cpu.gin) is sized for an accelerator: on a
+  host without one, a line that says so and names the sibling; else None."""
+  cpu_agent = f'{agent}_cpu'
+  if cpu_agent not in agents_for(env) or has_gpu():
+    return None
+  return (f'seed: gin/{env}/{agent}.gin is sized for an accelerator and this host has no GPU '
+          f'(nvidia-smi lists none); gin/{env}/{cpu_agent}.gin is sized for a CPU: '
+          f'./run_local.sh {env} {cpu_agent} ... Going on with {agent}.')
 
 
 class Plan:
@@ -195,6 +220,9 @@ def train(plan: Plan) -> int:
   env = _child_env()
   print(f'seed: {plan.env}/{plan.agent} with {plan.num_actors} actors x {plan.envs_per_actor} '
         f'envs; run directory {plan.logdir}; actors connect to {plan.actor_address}', flush=True)
+  notice = accelerator_notice(plan.env, plan.agent)
+  if notice:
+    print(notice, flush=True)
 
   def interrupted(signum, frame):
     del signum, frame

@@ -37,7 +37,7 @@ def test_train_help_lists_every_learner_and_actor_setting():
 
 
 @pytest.mark.parametrize('command', ['eval', 'plot', 'experiments', 'suite dmc15',
-                                     'suite classic_control', 'suite learning_curve'])
+                                     'suite classic_control', 'suite learning_curve', 'suite atari5'])
 def test_each_command_has_its_help(command):
   result = _seed(*command.split(), '--help')
   assert result.returncode == 0, result.stderr
@@ -47,7 +47,7 @@ def test_each_command_has_its_help(command):
 def test_suite_names_the_suites():
   refused = _seed('suite', 'atari57')
   assert refused.returncode == 2
-  assert "seed suite: 'atari57'; accepted: dmc15, classic_control, learning_curve" in refused.stderr
+  assert "seed suite: 'atari57'; accepted: dmc15, classic_control, learning_curve, atari5" in refused.stderr
 
 
 def test_submit_names_the_platforms_and_runs_the_repository_submitter():
@@ -104,3 +104,13 @@ def test_envs_other_than_football_act_in_this_interpreter():
   plan = local_run.Plan(['toy', 'vtrace', '1', '1'])
   assert plan.actor_python() == sys.executable
   plan.ensure_actor_python()  # Nothing to build.
+
+
+def test_a_config_sized_for_an_accelerator_names_its_cpu_sibling_on_a_host_without_one():
+  # gin/atari/r2d2.gin has gin/atari/r2d2_cpu.gin beside it; vtrace has no such sibling.
+  notice = local_run.accelerator_notice('atari', 'r2d2', has_gpu=lambda: False)
+  assert 'gin/atari/r2d2.gin is sized for an accelerator' in notice
+  assert './run_local.sh atari r2d2_cpu' in notice and 'Going on with r2d2' in notice
+  assert local_run.accelerator_notice('atari', 'r2d2', has_gpu=lambda: True) is None
+  assert local_run.accelerator_notice('atari', 'vtrace', has_gpu=lambda: False) is None
+  assert local_run.accelerator_notice('atari', 'r2d2_cpu', has_gpu=lambda: False) is None

@@ -140,3 +140,34 @@ def test_run_directories_count_once_finished(tmp_path, capsys):
       json.dumps({'env_frames': 10_000_512, 'max_env_frames': 10_000_000}))
   assert atari5.main(['report', '--root', str(root)]) == 0
   assert '| BattleZone | 99.5 (100) |' in capsys.readouterr().out
+
+
+def test_the_results_table_blanks_frames_a_run_did_not_reach_and_gives_atari5(tmp_path):
+  from seed.experiments import atari_results  # pylint: disable=g-import-not-at-top
+  entries = []
+  for game in refs.ATARI5_GAMES + ('Pong',):
+    reach = 7_000_000 if game == 'Pong' else 10_000_000
+    frames = np.linspace(reach / 300, reach, 300).astype(int)
+    _write_curve(tmp_path / f'learning_{game.lower()}.csv', 'V-trace', frames,
+                 np.arange(300, dtype=float))
+    entries.append({'agent': 'V-trace', 'game': game, 'config': 'vtrace.gin',
+                    'csv': f'learning_{game.lower()}.csv', 'label': 'V-trace'})
+  index = tmp_path / 'atari_results.json'
+  index.write_text(json.dumps(entries))
+  runs = [atari_results.load_run(e, str(tmp_path)) for e in atari_results.read_index(str(index))]
+  pong = runs[-1]
+  assert pong.mean_by(5_000_000) == pytest.approx(np.mean(np.arange(114, 214)))
+  assert pong.mean_by(10_000_000) is None  # stopped at 7M
+  assert pong.greedy is not None and pong.greedy.tolist() == [1e9]  # the last evaluation
+  text = atari_results.table(runs)
+  assert '| V-trace | Pong | vtrace.gin | 7.00M | 163.5 |  |  | 1000000000.0 ± 0.0 (1) |' in text
+  assert '| *RLlib IMPALA* | Qbert | published: training episodes, no sticky actions' in text
+  at_10m = refs.atari5_estimate({g: np.mean(np.arange(200, 300)) for g in refs.ATARI5_GAMES})
+  assert f'{at_10m:.1f}% at 10M (Dopamine DQN 10%, Dopamine Rainbow 43%, Dopamine IQN 68%)' in text
+  assert 'Atari-5 estimate of the 57-game median human-normalised score, V-trace: ' in text
+  docs = tmp_path / 'learning.md'
+  docs.write_text(f'# x\n{atari_results.BEGIN}\n{text}\n{atari_results.END}\nmore\n')
+  assert atari_results.main(['--index', str(index), '--check', str(docs)]) == 0
+  docs.write_text(f'{atari_results.BEGIN}\n{text.replace("163.5", "163.4")}\n'
+                  f'{atari_results.END}\n')
+  assert atari_results.main(['--index', str(index), '--check', str(docs)]) == 1

@@ -33,3 +33,10 @@ def test_every_learning_figure_keeps_its_data():
 def test_each_curve_file_loads(path):
   runs, _ = plotting.load_data(path)
   assert runs and all(len(seed.frames) for seeds in runs.values() for seed in seeds)
+
+
+def test_the_atari_table_of_learning_md_is_the_one_its_data_gives():
+  from seed.experiments import atari_results  # pylint: disable=g-import-not-at-top
+  index = os.path.join(FIGURES, 'atari_results.json')
+  assert atari_results.main(['--index', index, '--check',
+                             os.path.join(DOCS, 'learning.md')]) == 0

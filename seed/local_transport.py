@@ -46,7 +46,7 @@ import grpc
 from grpc import aio
 import numpy as np
 
-from seed import protocol
+from seed import protocol, refusal_log
 from seed.proto import actor_learner_pb2 as pb
 from seed.unix_address import SCHEME, check_path
 
@@ -57,6 +57,9 @@ METADATA, DATA, RAW_STEP, END, STATUS = b'm', b'd', b'o', b'e', b's'
 # Frames read ahead of the handler before the socket stops being read: the protocol is
 # lockstep, so an actor that sends more than this is not waiting for our actions.
 _MAX_QUEUED_FRAMES = 4
+# The metadata frame's largest body: gRPC's default limit on a call's metadata
+# (grpc.max_metadata_size). An authorization header needs a few hundred bytes.
+MAX_METADATA_BYTES = 8192
 
 
 def _frame(tag: bytes, body: bytes = b'') -> bytes:
@@ -265,12 +268,15 @@ class LocalStreamContext(_Writable, asyncio.BufferedProtocol):
     if self._metadata is None:
       if tag != METADATA:
         raise ValueError(f'a frame tagged {tag!r} first; expected the metadata frame {METADATA!r}')
+      if len(body) > MAX_METADATA_BYTES:
+        raise FrameTooLong(f'a metadata frame of {len(body)} bytes; expected at most '
+                           f'{MAX_METADATA_BYTES} (gRPC\'s limit on a call\'s metadata)')
       try:
         pairs = json.loads(bytes(body))
         if not (isinstance(pairs, dict) and
                 all(isinstance(k, str) and isinstance(v, str) for k, v in pairs.items())):
           raise ValueError
-      except ValueError:
+      except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
         raise ValueError('a metadata frame that is not a JSON object of strings') from None
       self._metadata = tuple(pairs.items())
       self.handler = asyncio.get_running_loop().create_task(self._start_handler(self))
@@ -286,7 +292,7 @@ class LocalStreamContext(_Writable, asyncio.BufferedProtocol):
         self._frames.append(e)  # Raised by read(): the handler refuses it as gRPC's bytes.
 
   def _refuse(self, code: grpc.StatusCode, details: str) -> None:
-    _log.warning('refused %s: %s', self._peer, details)
+    refusal_log.REFUSALS.refused(self._peer, details)
     self.send_status(code, details)
 
   def _wake_reader(self) -> None:

@@ -11,6 +11,7 @@ import grpc
 from grpc import aio
 
 from seed import protocol
+from seed import refusal_log
 from seed import security
 from seed.envs.spec import EnvSpec
 from seed.inference.batcher import Batcher
@@ -114,7 +115,8 @@ class InferenceService:
   async def act(self, request_iterator, context: aio.ServicerContext) -> None:
     del request_iterator  # We read with context.read(): lockstep request/response.
     if self._open_streams >= self._limits.max_actor_streams:
-      _log.warning('refused peer %s: %d streams are open', context.peer(), self._open_streams)
+      refusal_log.REFUSALS.refused(context.peer(), f'{self._open_streams} streams are open '
+                                   '(--max_actor_streams)')
       # Take its hello first (briefly): a status that crosses the client's first
       # write reaches it as INTERNAL 'Internal error from Core', losing ours.
       try:
@@ -169,8 +171,8 @@ class InferenceService:
         _log.info('actor %d split %d disconnected (run %s)', hello.actor_id,
                   hello.split_index, hello.run_id[:8])
     except ProtocolError as e:
-      who = f'actor {hello.actor_id}' if hello is not None else f'peer {context.peer()}'
-      _log.warning('refused %s: %s', who, e)
+      who = f'actor {hello.actor_id}: ' if hello is not None else ''
+      refusal_log.REFUSALS.refused(context.peer(), f'{who}{e}')  # at a bounded rate a peer
       await context.abort(e.code, str(e))
     except (asyncio.CancelledError, aio.AbortError):
       raise  # The server stopping, or an abort already under way.

@@ -4,6 +4,7 @@ the socket, and after a kill -9 (its socket file left behind) a restarted learne
 the stale file away and the actors find it again. The protocol's own refusals run over
 both transports in tests/integration/test_protocol.py."""
 import json
+import logging
 import os
 import signal
 import socket
@@ -18,6 +19,7 @@ import grpc
 import pytest
 
 from seed import local_transport
+from seed import refusal_log
 from seed import unix_address
 from tests.processes import REPO, Run, _env
 from tests.server_harness import (LockstepClient, ServerHarness, hello, raw_step_body,
@@ -83,6 +85,47 @@ METADATA = local_transport._frame(local_transport.METADATA, b'{}')  # pylint: di
 def test_broken_framing_is_refused_by_name_and_the_others_go_on(server, data, code, named):
   got_code, details = status_after(raw_connection(server), data)
   assert got_code == code and named in details, details
+  assert_still_served(server)
+
+
+def test_a_metadata_frame_of_deeply_nested_json_is_refused_with_a_status(server, caplog):
+  # json.loads raises RecursionError, not ValueError, on arrays nested past Python's
+  # recursion limit: it escaped the frame handler, the event loop logged a traceback
+  # and the stream closed without a status.
+  nested = b'[' * 3000 + b']' * 3000  # under the frame's 8 KiB, 3x the recursion limit
+  got_code, details = status_after(raw_connection(server), local_transport._frame(  # pylint: disable=protected-access
+      local_transport.METADATA, nested))
+  assert got_code == grpc.StatusCode.INVALID_ARGUMENT, details
+  assert 'not a JSON object of strings' in details
+  assert 'RecursionError' not in caplog.text and 'Traceback' not in caplog.text
+  assert_still_served(server)
+
+
+def test_a_metadata_frame_over_grpcs_metadata_limit_is_refused(server):
+  body = json.dumps({'authorization': 'Bearer ' + 'x' * 10_000}).encode()
+  got_code, details = status_after(raw_connection(server), local_transport._frame(  # pylint: disable=protected-access
+      local_transport.METADATA, body))
+  assert got_code == grpc.StatusCode.RESOURCE_EXHAUSTED, details
+  assert f'a metadata frame of {len(body)} bytes; expected at most 8192' in details
+  assert_still_served(server)
+
+
+def test_a_flood_of_bad_streams_from_one_peer_is_logged_at_a_bounded_rate(server, caplog,
+                                                                        monkeypatch):
+  # Each bad stream is refused with its status; the log gets a few lines a peer, then
+  # counts the rest.
+  monkeypatch.setattr(refusal_log, 'REFUSALS', refusal_log.RefusalLog(
+      logging.getLogger('seed.refusals'), per_window=5, window_s=3600))
+  with caplog.at_level(logging.WARNING):
+    for _ in range(40):
+      got_code, _details = status_after(raw_connection(server),
+                                        struct.pack('<I', 3) + b'd{}')
+      assert got_code == grpc.StatusCode.INVALID_ARGUMENT
+    assert caplog.text.count('refused unix:') == 5, caplog.text
+    assert 'further refusals of unix:uid' in caplog.text
+    refusal_log.REFUSALS._window_s = 0  # pylint: disable=protected-access
+    refusal_log.REFUSALS.flush()
+  assert '35 more refusals of unix:uid' in caplog.text, caplog.text
   assert_still_served(server)
 
 

@@ -8,7 +8,11 @@ takes the directory only when the holder is gone:
   * no lock, or a heartbeat older than `stale_s` (the holder died without a word);
   * the same job (`seed.cluster.run_paths.job_id`: CLOUD_ML_JOB_ID, SLURM_JOB_ID): a
     restart of this job's learner;
-  * the same host and the holder's process is gone.
+  * the same kernel and PID namespace (`pid_space`), and the holder's process is gone.
+A pid names a process only within its PID namespace: under containers on one node
+(podman with the host's network and name) every learner is PID 1 on the same host
+name, so the host and pid alone would take a live learner's lock at once. A holder in
+another namespace is treated as another host: its heartbeat decides.
 Otherwise it waits up to `stale_s` for the holder's heartbeat to stop (a learner
 restarted on another machine finds its dead predecessor's lock still fresh) and then
 refuses, naming the holder. JSON, no pickle; TensorFlow-free.
@@ -20,6 +24,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from typing import Callable, Mapping, Optional
 
 import psutil
@@ -45,6 +50,8 @@ class Owner:
   job: str          # '' when the platform gives no job id (a laptop)
   started: float    # time.time() when it took the directory
   heartbeat: float  # time.time() of its latest sign of life
+  pid_space: str = ''  # where `pid` names one process: boot id and PID namespace ('' unknown)
+  instance: str = ''   # this learner process, unique (pids repeat across namespaces)
 
   def describe(self, now: float) -> str:
     job = f', job {self.job}' if self.job else ''
@@ -59,6 +66,16 @@ def read(logdir: str) -> Optional[Owner]:
       return Owner(**json.load(f))
   except (OSError, ValueError, TypeError):
     return None
+
+
+def pid_space() -> str:
+  """This kernel's boot id and this process's PID namespace ('' where /proc has neither)."""
+  try:
+    with open('/proc/sys/kernel/random/boot_id') as f:
+      boot_id = f.read().strip()
+    return f'{boot_id}/{os.readlink("/proc/self/ns/pid")}'
+  except OSError:
+    return ''
 
 
 def _alive(pid: int) -> bool:
@@ -89,16 +106,30 @@ class RunLock:
     now = time.time()
     self.me = Owner(host=socket.gethostname(), pid=os.getpid(),
                     job=run_paths.job_id(None, environ) or '',
-                    started=now, heartbeat=now)
+                    started=now, heartbeat=now, pid_space=pid_space(),
+                    instance=uuid.uuid4().hex)
     self._stop = threading.Event()
     self._thread: Optional[threading.Thread] = None
 
   def _may_take(self, holder: Optional[Owner], now: float) -> bool:
     if holder is None or now - holder.heartbeat > self.stale_s:
       return True
+    if holder.instance and holder.instance == self.me.instance:
+      return True
     if holder.job and holder.job == self.me.job:
       return True
-    return holder.host == self.me.host and (holder.pid == self.me.pid or not _alive(holder.pid))
+    return self._same_pid_space(holder) and not _alive(holder.pid)
+
+  def _same_pid_space(self, holder: Owner) -> bool:
+    """Whether the holder's pid can be looked up here (same kernel and PID namespace)."""
+    if holder.host != self.me.host:
+      return False
+    if holder.pid_space or self.me.pid_space:
+      return holder.pid_space == self.me.pid_space
+    return True  # Neither knows its namespace (no /proc): the host stands for it.
+
+  def _mine(self, holder: Optional[Owner]) -> bool:
+    return holder is not None and holder.instance == self.me.instance
 
   def acquire(self) -> None:
     """Takes the directory, waiting up to `stale_s` for a live-looking holder's
@@ -112,7 +143,7 @@ class RunLock:
         self._write(now)
         time.sleep(_SETTLE_S)  # Another learner that wrote at the same moment shows now.
         if read(self.logdir) == self.me:
-          if holder is not None and holder.pid != self.me.pid:
+          if holder is not None and not self._mine(holder):
             _log.info('took over %s from %s', self.path, holder.describe(now))
           break
         continue
@@ -132,7 +163,7 @@ class RunLock:
 
   def _write(self, now: float) -> None:
     self.me = dataclasses.replace(self.me, heartbeat=now)
-    tmp = f'{self.path}.{self.me.pid}.tmp'
+    tmp = f'{self.path}.{self.me.instance}.tmp'  # pids repeat across namespaces
     with open(tmp, 'w') as f:
       json.dump(dataclasses.asdict(self.me), f)
     os.replace(tmp, self.path)  # Whole or not at all: readers never see half a lock.
@@ -140,7 +171,7 @@ class RunLock:
   def _beat(self) -> None:
     while not self._stop.wait(self.heartbeat_s):
       holder = read(self.logdir)
-      if holder is not None and (holder.host, holder.pid) != (self.me.host, self.me.pid):
+      if holder is not None and not self._mine(holder):
         _log.error('%s was taken over by %s while this learner held it; stopping',
                    self.path, holder.describe(time.time()))
         self._on_lost()
@@ -155,8 +186,7 @@ class RunLock:
     self._stop.set()
     if self._thread is not None:
       self._thread.join(timeout=5)
-    holder = read(self.logdir)
-    if holder is not None and (holder.host, holder.pid) == (self.me.host, self.me.pid):
+    if self._mine(read(self.logdir)):
       try:
         os.remove(self.path)
       except OSError:

@@ -67,9 +67,15 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         video.check_available()
       except video.VideoUnavailable as e:
         raise ValueError(f'--eval_video: {e}') from e
+    if flags.agent not in agents.AGENTS:
+      raise ValueError(f'--agent={flags.agent!r}; expected one of {", ".join(agents.AGENTS)} '
+                       '(the agents seed/agents/ registers)')
     seed_bindings = _seed_bindings(flags.agent, flags.seed)
     num_seeds_bindings = _num_seeds_bindings(flags.agent, flags.num_seeds)
-  except ValueError as e:
+    # Files that exist and gin that parses, before TensorFlow loads and the run directory
+    # is made: what they bind is checked once the agent has registered it.
+    config.check_syntax(flags.gin_file, flags.gin_bindings)
+  except (ValueError, FileNotFoundError) as e:
     _log.error('%s', e)
     return BAD_SETTINGS
   finished = run_status.read_finished(flags.logdir)

@@ -1,9 +1,12 @@
 """Gin parsing, and the run's configuration written into (and read back from) its directory."""
 import os
 import re
+import tokenize
 from typing import Dict, Iterable, List, Optional, Sequence
 
 import gin
+import gin.config
+import gin.config_parser
 
 # Agent hyperparameters moved from the agent classes to their config dataclasses
 # (issue 12), some under new names. Old bindings fail with the new name.
@@ -62,27 +65,68 @@ def resolve_gin_file(path: str) -> str:
     installed = os.path.join(gin_root(), *parts[1:])
     if os.path.exists(installed):
       return installed
-  raise FileNotFoundError(f'gin file {path!r} does not exist')
+  raise FileNotFoundError(f'gin file {path!r} does not exist; expected a path to one, or '
+                          'gin/ENV/AGENT.gin of the configs seed ships (e.g. '
+                          'gin/toy/vtrace.gin)')
+
+
+# What gin raises for a config it cannot take, besides ValueError (an unknown
+# configurable or parameter): its parser's SyntaxError, the tokenizer's TokenError, and
+# what a value's evaluation or an `import` line raise.
+GIN_ERRORS = (ValueError, SyntaxError, tokenize.TokenError, TypeError, KeyError,
+              AttributeError, ImportError)
+_VALUE_SYNTAX = ("expected Configurable.parameter = value, the value a number, a 'string', "
+                 'a (tuple,), a [list], True, False, None or a @reference')
+
+
+def _first_line(error: BaseException) -> str:
+  # TokenError's args are (message, position): its str() is the tuple's.
+  text = str(error.args[0]) if isinstance(error, tokenize.TokenError) and error.args else str(error)
+  return (text.strip().splitlines() or [type(error).__name__])[0].rstrip('.')
+
+
+def check_syntax(gin_files: Sequence[str], gin_bindings: Sequence[str]) -> List[str]:
+  """The gin files resolved (resolve_gin_file), after checking that they and the bindings
+  parse as gin, without importing what they bind (no TensorFlow): ValueError naming the
+  file or binding and what gin accepts. FileNotFoundError for a file that is missing."""
+  resolved = [resolve_gin_file(path) for path in gin_files]
+  sources = [(path, _read(path)) for path in resolved]
+  sources += [(f'--gin_bindings={binding!r}', binding) for binding in gin_bindings]
+  for origin, text in sources:
+    try:
+      for _ in gin.config_parser.ConfigParser(text, gin.config.ParserDelegate(
+          skip_unknown=True)):
+        pass
+    except (SyntaxError, tokenize.TokenError) as e:
+      raise ValueError(f'{origin}: gin cannot parse it ({_first_line(e)}); '
+                       f'{_VALUE_SYNTAX}') from None
+  return resolved
+
+
+def _read(path: str) -> str:
+  with open(path) as f:
+    return f.read()
 
 
 def parse_gin(gin_files: Sequence[str], gin_bindings: Sequence[str],
               skip_unknown: bool = False, env_name: Optional[str] = None) -> None:
   """Parses gin files then bindings (bindings win), then `env_name` (--env) over both.
 
-  The learner parses strictly, so a typo fails at start with gin's error.
-  Actors pass skip_unknown=True: they import only the env modules, and the
-  agent bindings in the same file are not theirs to apply.
+  The learner parses strictly, so a typo fails at start with gin's error, as one line
+  in a ValueError whatever gin raised. Actors pass skip_unknown=True: they import only
+  the env modules, and the agent bindings in the same file are not theirs to apply.
   """
-  gin_files = [resolve_gin_file(path) for path in gin_files]
+  gin_files = check_syntax(gin_files, gin_bindings)
   bindings = list(gin_bindings)
-  texts = []
-  for path in gin_files:
-    with open(path) as f:
-      texts.append(f.read())
+  texts = [_read(path) for path in gin_files]
   check_renamed(texts + bindings, list(gin_files) + ['--gin_bindings'] * len(bindings))
   if env_name:
     bindings.append(f'EnvConfig.name = {env_name!r}')
-  gin.parse_config_files_and_bindings(list(gin_files), bindings, skip_unknown=skip_unknown)
+  try:
+    gin.parse_config_files_and_bindings(list(gin_files), bindings, skip_unknown=skip_unknown)
+  except GIN_ERRORS as e:
+    raise ValueError(f'gin refuses the config ({", ".join(gin_files) or "no file"}; '
+                     f'--gin_bindings {bindings}): {_first_line(e)}') from None
 
 
 def read_saved_flags(logdir: str, bool_names: Iterable[str] = ()) -> Dict[str, List[str]]:

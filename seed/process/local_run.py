@@ -41,6 +41,11 @@ _QUIET = re.compile(r'^(WARNING: All log messages before absl|I0000 00:00)|oneDN
 _POLL_S = 0.5
 
 
+# The learner's exit code for settings it refuses (seed.learner.launch.BAD_SETTINGS),
+# passed on as seed train's own.
+_BAD_SETTINGS = 2
+
+
 class UsageError(ValueError):
   """Bad arguments: the message names the value and what is accepted."""
 
@@ -247,6 +252,10 @@ def train(plan: Plan) -> int:
     # Actors connect once the learner has warmed up and bound its port.
     while not os.path.exists(port_file):
       if learner.poll() is not None:
+        if learner.returncode == _BAD_SETTINGS:  # Its one line, echoed, says why.
+          print(f'seed: the learner refused its settings (its line in {learner_log})',
+                file=sys.stderr)
+          return _BAD_SETTINGS
         print(f'seed: the learner exited during start-up; see {learner_log}', file=sys.stderr)
         return 1
       time.sleep(_POLL_S)

@@ -12,7 +12,7 @@ from typing import List
 from seed import agents, config, local_transport, security, settings, unix_address
 from seed.inference.server import StreamLimits
 from seed.inputs import mixture_spec
-from seed.learner import run_lock, run_status
+from seed.learner import run_lock, run_status, tuning_report
 
 _log = logging.getLogger(__name__)
 
@@ -59,6 +59,8 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
         max_actor_streams=flags.max_actor_streams, hello_timeout_s=flags.hello_timeout_s,
         stream_idle_timeout_s=flags.stream_idle_timeout_s, max_abs_input=flags.max_abs_input)
     limits.check(flags.inference_batch_size)
+    if flags.hypertune_metric:  # A trial that cannot report must not train to its end.
+      tuning_report.check_metric_file(flags.hypertune_metric)
     if flags.replay_parameters:
       mixture_spec.parse_json(flags.replay_parameters)  # Its shares are checked once built.
     if flags.eval_video and flags.eval_interval_s > 0:
@@ -139,11 +141,4 @@ def _build_and_run(flags: LearnerFlags, flags_text: str, auth_token, credentials
   config.write_run_config(flags.logdir, flags_text)
   _log.info('agent %s on %s (%s); resumed: %s', flags.agent, learner.env_name,
             learner.env_spec.describe(), learner.resumed)
-  code = learner.run()
-  if code == 0 and learner.finish_reason is not None:
-    # The marker a restarted learner exits by and the experiment runner skips runs by.
-    run_status.mark_if_finished(flags.logdir, learner.counters.snapshot(), flags.max_env_frames,
-                                flags.target_return, learner.metrics.mean_recent_return())
-  elif code == 0:  # A signal stopped it, with its checkpoint, before the goal.
-    return flags.stopped_exit_code
-  return code
+  return learner.run()  # Learner.exit_code says which code means what.

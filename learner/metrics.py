@@ -252,38 +252,3 @@ def process_gauges() -> Dict[str, float]:
   with process.oneshot():
     return {'process/rss_mb': process.memory_info().rss / 2**20,
             'process/threads': process.num_threads(), 'process/open_fds': process.num_fds()}
-
-
-class TuningReport:
-  """The mean episode return, for a Vertex AI hyperparameter tuning trial to compare.
-
-  cloudml-hypertune writes it where Vertex's tuning service reads it (a file named by
-  CLOUD_ML_HP_METRIC_FILE, /tmp/hypertune/output.metrics by default); the tag must
-  be the study's metric id.
-  """
-
-  def __init__(self, metric_id: str):
-    import hypertune  # pylint: disable=g-import-not-at-top
-    self._metric_id = metric_id
-    self._hypertune = None
-    try:  # It makes the metric file's folder: a PermissionError as a non-root user.
-      self._hypertune = hypertune.HyperTune()
-    except OSError as e:
-      self._unable(e)
-
-  def _unable(self, error: OSError) -> None:
-    # Training goes on (its own files keep the returns); a crash would only restart the
-    # replica into the same error.
-    _log.error('cannot report %s to the tuning service: %s (uid %d); this trial reports '
-               'no metric, training goes on', self._metric_id, error, os.getuid())
-    self._hypertune = None
-
-  def report(self, mean_return: float, env_frames: int) -> None:
-    if self._hypertune is None:
-      return
-    try:
-      self._hypertune.report_hyperparameter_tuning_metric(
-          hyperparameter_metric_tag=self._metric_id, metric_value=mean_return,
-          global_step=env_frames)
-    except OSError as e:
-      self._unable(e)

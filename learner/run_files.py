@@ -4,6 +4,7 @@ events), written so that a full disk costs records, never the run.
 A record that cannot be written (no space, a quota, an I/O error) is dropped
 and the outage is logged once, with what was lost when it ends; training and
 the actors' streams go on. Checkpoints are handled apart (`learner/checkpoint.py`).
+Also the `port` file: the port a learner bound (port 0 in tests), once it serves.
 """
 import csv
 import logging
@@ -144,3 +145,11 @@ def read_training_episodes(path: str) -> List[Dict[str, str]]:
       last_s = wall_s + offset_s
       rows.append(dict(row, training_s=repr(last_s)))
   return rows
+
+
+def write_port_file(logdir: str, port: int) -> None:
+  """<logdir>/port: the port actually bound (useful with port 0 in tests), whole or absent."""
+  tmp = os.path.join(logdir, 'port.tmp')
+  with open(tmp, 'w') as f:
+    f.write(f'{port}\n')
+  os.replace(tmp, os.path.join(logdir, 'port'))

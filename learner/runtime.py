@@ -5,12 +5,12 @@ import os
 import signal
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import grpc
 
 from seed import agents
-from seed import event_loop, security, settings
+from seed import event_loop, refusal_log, security, settings
 from seed.envs import EnvConfig
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
@@ -22,8 +22,9 @@ from seed.inputs import build as inputs
 from seed.learner import devices
 from seed.learner.checkpoint import Checkpointer, checkpoint_dir
 from seed.learner.counters import Counters
-from seed.learner.metrics import Metrics, TuningReport
+from seed.learner.metrics import Metrics
 from seed.learner.periodic_evaluation import PeriodicEvaluation
+from seed.learner import run_files, run_status, tuning_report
 from seed.learner.trainer import Trainer
 
 _log = logging.getLogger(__name__)
@@ -74,8 +75,8 @@ class Learner:
       self.metrics = Metrics(options.logdir, self.counters, options.return_window,
                              summary_dir=options.summary_dir, num_seeds=self.agent.num_seeds,
                              log_train_steps=options.log_train_steps)
-      self.tuning_report = (TuningReport(options.hypertune_metric) if options.hypertune_metric
-                            else None)
+      self.tuning_report = (tuning_report.TuningReport(options.hypertune_metric)
+                            if options.hypertune_metric else None)
       self.agent_input = inputs.agent_input(
           self.agent, options.agent, self.stop_event, seed=options.seed,
           lockstep=options.lockstep, replay_parameters=options.replay_parameters)
@@ -133,7 +134,8 @@ class Learner:
     return max(0.0, 1.0 - played)
 
   def run(self) -> int:
-    """Serves and trains; checkpoints on the way out. Returns a process exit code.
+    """Serves and trains; checkpoints on the way out. Returns the process exit code
+    (`exit_code`).
 
     `finish_reason` is then set when the run reached --max_env_frames or
     --target_return (None when a signal stopped it).
@@ -145,6 +147,7 @@ class Learner:
     self._final_checkpoint_lock = threading.Lock()
     self._final_checkpoint_done = False
     self._final_checkpoint_written = True  # False only when writing it failed
+    self._tuning_failed = False
     try:
       event_loop.run(self._serve(), self.options.event_loop)
     finally:
@@ -159,9 +162,33 @@ class Learner:
       self._tick()
       self._report_for_tuning()
       self.metrics.close()
-    return 1 if self.trainer.error is not None or not self._final_checkpoint_written else 0
+    return self.exit_code()
+
+  def exit_code(self) -> int:
+    """How the process ends, once it stopped (also what the shutdown watchdog exits with):
+      1  the trainer failed, the final checkpoint failed or was not finished, or a tuning
+         trial's report could not be written: the run is not saved as it stands;
+      0  the run reached its goal (finished.json written: a restart exits at once);
+      --stopped_exit_code  a signal stopped it before its goal, its checkpoint written.
+    """
+    if (self.trainer.error is not None or self._tuning_failed or
+        not (self._final_checkpoint_done and self._final_checkpoint_written)):
+      return 1
+    if self.finish_reason is not None:
+      # The marker a restarted learner exits by and the experiment runner skips runs by.
+      run_status.mark_if_finished(self.options.logdir, self.counters.snapshot(),
+                                  self.options.max_env_frames, self.options.target_return,
+                                  self.metrics.mean_recent_return())
+      return 0
+    return self.options.stopped_exit_code
+
+  def _final_checkpoint_state(self) -> str:
+    if not self._final_checkpoint_done:
+      return 'not finished'
+    return 'written' if self._final_checkpoint_written else 'failed'
 
   def _tick(self) -> None:
+    refusal_log.REFUSALS.flush()  # Counts of refusals a flood held back.
     service = self._service
     self.metrics.tick(self.agent_input.fill,
                       actor_streams=service.open_streams if service is not None else 0,
@@ -204,7 +231,7 @@ class Learner:
       host = security.split_host_port(self.options.server_address)[0]
       servers.append(await start_health_server(health, host, self.options.health_port))
     await health.serving()
-    _write_port_file(self.options.logdir, self.port)
+    run_files.write_port_file(self.options.logdir, self.port)
     self._served = True
     try:
       next_tick = loop.time() + self.options.progress_interval_s
@@ -220,7 +247,7 @@ class Learner:
       # server tears down, what was learnt is saved. Setting stop_event also
       # releases an inference thread blocked on a full input.
       self.stop_event.set()
-      _exit_if_stuck(self.options.shutdown_limit_s, lambda: self._final_checkpoint_done)
+      _exit_if_stuck(self.options.shutdown_limit_s, self.exit_code, self._final_checkpoint_state)
       if self.finish_reason is not None:
         # Each actor's next step is answered with Finished: it stops, where a stream
         # cut by the server's stop would have it reconnect forever.
@@ -238,8 +265,16 @@ class Learner:
 
   def _report_for_tuning(self) -> None:
     mean_return = self.metrics.mean_recent_return()
-    if self.tuning_report is not None and mean_return is not None:
+    if self.tuning_report is None or mean_return is None or self._tuning_failed:
+      return
+    try:
       self.tuning_report.report(mean_return, self.counters.get('env_frames'))
+    except tuning_report.ReportFailed as e:
+      # The trial fails now rather than train to its end and report nothing.
+      _log.error('%s; stopping (checkpoint first), exit 1: a trial that reports nothing '
+                 'fails its sweep in silence', e)
+      self._tuning_failed = True
+      self.stop_event.set()
 
   def _check_stop_conditions(self) -> None:
     frames = self.counters.get('env_frames')
@@ -280,25 +315,21 @@ async def _wait_for_streams_to_close(service: InferenceService, limit_s: float) 
                  service.open_streams, limit_s)
 
 
-def _exit_if_stuck(limit_s: float, checkpointed) -> None:
-  """Ends the process if shutting down takes longer than `limit_s` (a watchdog)."""
+def _exit_if_stuck(limit_s: float, exit_code: Callable[[], int],
+                   checkpoint_state: Callable[[], str]) -> None:
+  """Ends the process if shutting down takes longer than `limit_s` (a watchdog), with the
+  code the learner would have exited with: 0 only for a run that reached its goal and
+  whose final checkpoint was written, never for one merely attempted."""
   def watch():
     time.sleep(limit_s)
-    _log.error('shutdown still not finished after %.0f s; exiting (checkpoint written: %s)',
-               limit_s, checkpointed())
+    code = exit_code()
+    _log.error('shutdown still not finished after %.0f s (--shutdown_limit_s); exiting '
+               'with %d (final checkpoint: %s)', limit_s, code, checkpoint_state())
     logging.shutdown()
-    os._exit(0 if checkpointed() else 1)
+    os._exit(code)
   threading.Thread(target=watch, name='shutdown-watchdog', daemon=True).start()
 
 
 def _drop(unroll) -> bool:
   del unroll
   return True
-
-
-def _write_port_file(logdir: str, port: int) -> None:
-  """<logdir>/port: the port actually bound (useful with port 0 in tests)."""
-  tmp = os.path.join(logdir, 'port.tmp')
-  with open(tmp, 'w') as f:
-    f.write(f'{port}\n')
-  os.replace(tmp, os.path.join(logdir, 'port'))

@@ -143,7 +143,8 @@ LEARNER = (
         'Stop once the mean return of the last --return_window episodes reaches this.'),
     Setting('shutdown_limit_s', 'float', 20.0,
         'Longest a stopping learner may take for its last checkpoint and closing; '
-        'then it exits anyway (0 if that checkpoint was written, else 1). Spot VMs '
+        'then it exits anyway, with the code it would have had if that checkpoint was '
+        'written (0 at its goal, else --stopped_exit_code), else 1. Spot VMs '
         "give 30 s after SIGTERM; give less than the platform's grace period "
         '(Kubernetes: terminationGracePeriodSeconds).',
         check=above(0, 'seconds')),

@@ -110,7 +110,7 @@ def test_learner_image_has_tensorflow_and_runs_as_non_root(podman, seed_images):
 # trials write (cloudml-hypertune issue 6: /var/hypertune, not writable by uid 1000).
 HYPERTUNE_REPORT = """
 import json, os
-from seed.learner.metrics import TuningReport
+from seed.learner.tuning_report import TuningReport
 TuningReport('episode_return').report(17.5, env_frames=123456)
 print(json.dumps({'uid': os.getuid(), 'lines': open(os.environ['CLOUD_ML_HP_METRIC_FILE']).read().splitlines()}))
 """

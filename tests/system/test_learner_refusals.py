@@ -51,6 +51,22 @@ def test_the_learners_main_refuses_in_one_line_before_tensorflow(tmp_path, case)
   assert not logdir.exists()  # nothing made for a start that cannot go on
 
 
+def test_a_tuning_trial_whose_metric_file_cannot_be_written_is_refused_at_start(tmp_path):
+  # It trained to its end and reported nothing: a sweep failing in silence.
+  logdir = tmp_path / 'run'
+  done = subprocess.run([sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}',
+                         '--gin_file=gin/toy/vtrace.gin', '--hypertune_metric=episode_return'],
+                        capture_output=True, text=True, cwd=REPO, timeout=120,
+                        env=dict(without_tensorflow(),
+                                 CLOUD_ML_HP_METRIC_FILE='/proc/seed-no-such/output.metrics'))
+  output = done.stdout + done.stderr
+  assert done.returncode == 2, output
+  assert ("--hypertune_metric=episode_return: cannot write the tuning service's metric file "
+          '/proc/seed-no-such/output.metrics') in output, output
+  assert 'this trial would report nothing' in output and 'Traceback' not in output, output
+  assert not logdir.exists()
+
+
 def test_the_actors_main_refuses_a_malformed_binding_too():
   flags, message = CASES['malformed-binding']
   done = subprocess.run([sys.executable, '-m', 'seed.actors.main', '--env=Catch',

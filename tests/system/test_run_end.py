@@ -92,6 +92,58 @@ def test_actors_exit_when_the_learner_finishes_and_a_restart_exits_at_once(tmp_p
     assert log.count('resumed: ') == 1  # The restart built no learner.
 
 
+def test_a_final_checkpoint_that_failed_exits_1_also_when_the_watchdog_ends_it(tmp_path):
+  # The watchdog exited 0 once the final save had been *attempted*: a run whose last
+  # checkpoint failed read as finished, and a Kubernetes Job completed with it.
+  run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
+            learner_flags=['--max_env_frames=3000', '--shutdown_limit_s=5'])
+  with run:
+    run.start_learner()
+    # The final checkpoint is ckpt-1 (none before it): a file where its folder goes
+    # makes TensorFlow's save fail (FAILED_PRECONDITION: Not a directory).
+    open(os.path.join(run.logdir, 'ckpt', 'ckpt-1_temp'), 'w').close()
+    # An actor that stops answering keeps its stream open: the finished learner waits
+    # up to 10 s for it, past its 5 s limit, so the watchdog ends the shutdown.
+    [hung] = run.start_actors(num_actors=1, num_envs=2, first_id=1)
+    deadline = time.monotonic() + 120
+    while 'connected to learner' not in run.actor_log(1):
+      assert time.monotonic() < deadline and hung.poll() is None, run.actor_log(1)
+      time.sleep(0.2)
+    os.kill(hung.pid, signal.SIGSTOP)
+    try:
+      run.start_actors(num_actors=1, num_envs=2, first_id=0)
+      code = run.wait_learner(timeout_s=180)
+    finally:
+      os.kill(hung.pid, signal.SIGCONT)
+    log = run.learner_log(tail_chars=None)
+    assert code == 1, log[-4000:]
+    assert 'could not write checkpoint 1' in log, log[-4000:]
+    assert 'shutdown still not finished after 5 s' in log, log[-4000:]
+    assert 'final checkpoint: failed' in log, log[-4000:]
+    assert not os.path.exists(os.path.join(run.logdir, 'finished.json'))  # it trains on
+
+
+def test_a_tuning_trial_whose_report_fails_mid_run_stops_and_exits_1(tmp_path, monkeypatch):
+  metric_file = tmp_path / 'hypertune' / 'output.metrics'
+  monkeypatch.setenv('CLOUD_ML_HP_METRIC_FILE', str(metric_file))
+  run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
+            learner_flags=['--hypertune_metric=episode_return', '--return_window=5'])
+  with run:
+    run.start_learner()
+    run.start_actors(num_actors=1, num_envs=2)
+    deadline = time.monotonic() + 120
+    while not (metric_file.exists() and metric_file.read_text()):
+      assert time.monotonic() < deadline and run.learner.poll() is None, run.learner_log()
+      time.sleep(0.5)
+    metric_file.unlink()
+    metric_file.mkdir()  # the next report cannot be written
+    assert run.wait_learner(timeout_s=120) == 1, run.learner_log()
+    log = run.learner_log(tail_chars=None)
+    assert 'cannot report episode_return to the tuning service' in log
+    assert 'checkpoint written' in log  # it stops as a signal would stop it
+    assert not os.path.exists(os.path.join(run.logdir, 'finished.json'))
+
+
 def test_a_learner_stopped_before_its_goal_exits_with_stopped_exit_code(tmp_path):
   # As the Kubernetes Job runs it: a preemption (SIGTERM) before --max_env_frames must
   # fail the pod, so the Job starts the learner again instead of completing.

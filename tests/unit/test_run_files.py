@@ -11,7 +11,7 @@ from tensorboard.backend.event_processing.event_file_loader import EventFileLoad
 from tests.system.faults import full_disk
 from seed.learner import metrics as metrics_lib
 from seed.learner.counters import Counters
-from seed.learner import run_files
+from seed.learner import run_files, tuning_report
 from seed.learner.run_files import AppendOnlyCsv
 from tests.unit.test_checkpoint_full_disk import small_tmpfs
 
@@ -155,15 +155,26 @@ def test_a_failed_sync_is_an_outage_not_an_error(tmp_path, monkeypatch, caplog):
   log.close()
 
 
-def test_a_tuning_report_it_cannot_write_is_logged_and_training_goes_on(monkeypatch, caplog):
-  # As uid 1000 under a root-owned /var/hypertune: the report must not end the learner
-  # (a restarted replica would meet the same error).
+def test_a_tuning_report_it_cannot_write_is_refused_at_start(monkeypatch):
+  # As uid 1000 under a root-owned /var/hypertune: the trial would train to its end and
+  # report nothing, so the learner refuses to start it (exit 2 in learner/launch.py).
   monkeypatch.setenv('CLOUD_ML_HP_METRIC_FILE', '/proc/seed-no-such/output.metrics')
-  with caplog.at_level(logging.ERROR):
-    report = metrics_lib.TuningReport('episode_return')
-    report.report(1.0, env_frames=10)  # nothing raises
-  assert 'cannot report episode_return to the tuning service' in caplog.text
-  assert 'training goes on' in caplog.text
+  with pytest.raises(tuning_report.MetricFileUnwritable,
+                     match=r'--hypertune_metric=episode_return: cannot write the tuning '
+                           r"service's metric file /proc/seed-no-such/output.metrics"):
+    tuning_report.TuningReport('episode_return')
+
+
+def test_a_tuning_report_that_fails_later_says_so(tmp_path, monkeypatch):
+  path = tmp_path / 'hypertune' / 'output.metrics'
+  monkeypatch.setenv('CLOUD_ML_HP_METRIC_FILE', str(path))
+  report = tuning_report.TuningReport('episode_return')
+  report.report(1.5, env_frames=10)
+  assert '"episode_return": "1.5"' in path.read_text()
+  path.unlink()
+  path.mkdir()  # the file's place taken: the next write fails
+  with pytest.raises(tuning_report.ReportFailed, match='cannot report episode_return'):
+    report.report(2.0, env_frames=20)
 
 
 def _episodes_csv(path, rows, tail=''):

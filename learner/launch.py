@@ -83,10 +83,13 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   finished = run_status.read_finished(flags.logdir)
   if run_status.covers(finished, flags.max_env_frames, flags.target_return):
     # A restart (a Kubernetes pod, a Slurm requeue) of a run that has ended: nothing to
-    # train, and its actors were told Finished when it ended.
+    # train. Its actors were told Finished when it ended; any that missed it are told now.
     _log.info('%s holds a finished run (%s, %d env frames) that meets this launch\'s goal; '
-              'exiting', flags.logdir, run_status.FINISHED_FILE, finished['env_frames'])
-    return 0
+              'answering actors that it is over for %.0f s (--finished_notice_s), then '
+              'exiting 0', flags.logdir, run_status.FINISHED_FILE, finished['env_frames'],
+              flags.finished_notice_s)
+    from seed.learner import finished_notice  # pylint: disable=g-import-not-at-top
+    return finished_notice.serve(flags, finished, auth_token, credentials)
   os.makedirs(flags.logdir, exist_ok=True)
   lock = run_lock.RunLock(flags.logdir, flags.run_lock_stale_s, on_lost=_exit_at_once)
   try:

@@ -148,6 +148,12 @@ LEARNER = (
         "give 30 s after SIGTERM; give less than the platform's grace period "
         '(Kubernetes: terminationGracePeriodSeconds).',
         check=above(0, 'seconds')),
+    Setting('finished_notice_s', 'float', 60.0,
+        'Started on a run whose finished.json already meets its goal (a Kubernetes pod or '
+        'Slurm job started again), the learner trains nothing: it answers actors that the '
+        'run is over for this long (they exit 0 instead of retrying), then exits 0. '
+        'TensorFlow is not loaded. 0: exit at once.',
+        check=at_least(0, 'seconds')),
     Setting('run_lock_stale_s', 'float', 120.0,
         "A run directory's lock (learner.lock) whose heartbeat is older than this is "
         'taken over; a fresher one held by a learner of another job or host is waited'
@@ -306,6 +312,12 @@ ACTOR = (
         check=at_least(0, 'steps (0: never)')),
     Setting('stats_file', 'string', None,
         'Write steps and round-trip latency percentiles here (JSON) on exit.'),
+    Setting('learner_lost_limit_s', 'float', 3600.0,
+        'Exit (code 3, with a message) after this long without a learner: none reachable, '
+        'retrying, since the last message from one (or since the start). It outlasts a '
+        "learner's restart (a new pod, a requeued job, a checkpoint restore); an actor "
+        'whose learner is gone for good then stops holding its CPUs. 0: retry for ever.',
+        check=at_least(0, 'seconds (0: retry for ever)')),
     Setting('heartbeat_file', 'string', None,
         'Touch this file every 10 s while the actor runs (stepping, or retrying a '
         'learner it lost); older than a minute, the actor hangs (an env step that '

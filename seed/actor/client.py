@@ -55,6 +55,10 @@ class ConnectionMisconfigured(Exception):
   """Connecting failed in a way retrying cannot mend (e.g. TLS on one side only)."""
 
 
+class LearnerLost(Exception):
+  """No learner answered for longer than the actor's learner_lost_limit_s."""
+
+
 class Actor:
   """Steps its env batches in lockstep with the learner's actions.
 
@@ -69,7 +73,8 @@ class Actor:
                server_address: str, *, evaluation: bool = False, max_steps: int = 0,
                credentials: Optional[grpc.ChannelCredentials] = None,
                auth_token: Optional[str] = None, initial_backoff_s: float = 0.5,
-               max_backoff_s: float = MAX_BACKOFF_S, max_message_bytes: int = 64 << 20):
+               max_backoff_s: float = MAX_BACKOFF_S, max_message_bytes: int = 64 << 20,
+               learner_lost_limit_s: float = 0.0):
     self._splits = list(batches)
     if not self._splits:
       raise ValueError('An actor needs at least one env batch.')
@@ -89,6 +94,9 @@ class Actor:
     self._credentials = credentials
     self._channel_options = security.channel_options(max_message_bytes)
     self._max_message_bytes = max_message_bytes
+    # A learner gone for this long (0: never) ends the actor: see _check_lost.
+    self._learner_lost_limit_s = learner_lost_limit_s
+    self._last_contact = time.monotonic()  # the latest message from a learner (or the start)
     self._stop = asyncio.Event()
     self._welcomed = set()  # splits connected since their last failure
     self.env_steps_done = 0
@@ -109,7 +117,9 @@ class Actor:
     self._stop.set()
 
   async def run(self) -> None:
-    """Runs until stop(), max_steps, or a refusal (raised as LearnerRefused)."""
+    """Runs until stop(), max_steps, a refusal (raised as LearnerRefused), or no learner
+    for learner_lost_limit_s (LearnerLost)."""
+    self._last_contact = time.monotonic()
     await asyncio.gather(*(self._run_split(i, envs) for i, envs in enumerate(self._splits)))
 
   async def _run_split(self, split_index: int, envs: batch_lib.EnvBatch) -> None:
@@ -144,6 +154,7 @@ class Actor:
           if problem:
             self._stop.set()
             raise ConnectionMisconfigured(problem) from None
+        self._check_lost(code, details)
         # Jittered, so that the actors of a restarted learner do not all knock at once.
         wait_s = backoff_s * random.uniform(0.5, 1.0)
         _log.warning('stream to the learner at %s ended (%s: %s); retrying in %.1f s',
@@ -153,6 +164,19 @@ class Actor:
         except asyncio.TimeoutError:
           pass
         backoff_s = min(backoff_s * 2, self._max_backoff_s)
+
+  def _check_lost(self, code: grpc.StatusCode, details: str) -> None:
+    """LearnerLost once no learner has answered for learner_lost_limit_s: a learner whose
+    run ended while this actor was away (a re-created pod) may never come back to say
+    so, and retrying for ever would hold this actor's CPUs for nothing."""
+    lost_s = time.monotonic() - self._last_contact
+    if self._learner_lost_limit_s and lost_s > self._learner_lost_limit_s:
+      self._stop.set()  # The other splits stop too.
+      raise LearnerLost(
+          f'no learner at {self._address} for {lost_s:.0f} s, more than '
+          f'--learner_lost_limit_s={self._learner_lost_limit_s:g} (last: {code.name}: '
+          f'{details}); giving up. If its run ended, it finished without this actor; else '
+          'start the learner, then this actor again') from None
 
   def _done(self) -> bool:
     return self._stop.is_set() or (self._max_env_steps > 0 and
@@ -166,6 +190,7 @@ class Actor:
           self._spec, actor_id=self._actor_id, run_id=run_id, num_envs=envs.num_envs,
           env_name=self._env_name, split_index=split_index, evaluation=self._evaluation))
       welcome = await self._read(call)
+      self._last_contact = time.monotonic()
       if welcome.WhichOneof('kind') == 'finished':
         raise _RunFinished(welcome.finished.reason)
       if welcome.WhichOneof('kind') != 'welcome':
@@ -190,6 +215,7 @@ class Actor:
         if reply.WhichOneof('kind') == 'finished':
           raise _RunFinished(reply.finished.reason)
         self.round_trip_ms.append(1000 * (time.perf_counter() - sent))
+        self._last_contact = time.monotonic()
         actions = protocol.decode_tensor(reply.actions.actions, 'actions')
         protocol.check_actions(actions, self._spec, num_envs)
         step = envs.step(actions)

@@ -13,14 +13,17 @@ from typing import Optional
 import grpc
 
 from seed import config, event_loop, security, settings, unix_address
-from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerRefused, actor_stats,
-                               make_env_batches)
+from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerLost, LearnerRefused,
+                               actor_stats, make_env_batches)
 from seed.envs import EnvConfig
 
 _log = logging.getLogger(__name__)
 
 # Exit code of a start refused for a settings mistake, or a learner that refused us.
 BAD_SETTINGS = 2
+# Exit code of an actor that found no learner for --learner_lost_limit_s: neither a
+# mistake of its settings nor a crash, and starting it again would only wait again.
+LEARNER_LOST = 3
 
 
 # The actor's flag values, named as the flags are (seed.settings.ACTOR has each).
@@ -53,7 +56,7 @@ def launch(flags: ActorFlags) -> int:
             env_config.backend, event_loop.effective(flags.event_loop))
   actor = Actor(batches, env_config.name, flags.actor_id, flags.server_address,
                 evaluation=flags.eval, max_steps=flags.max_steps, credentials=credentials,
-                auth_token=auth_token)
+                auth_token=auth_token, learner_lost_limit_s=flags.learner_lost_limit_s)
   try:
     event_loop.run(_run(actor, flags.heartbeat_file), flags.event_loop)
   except LearnerRefused as e:
@@ -64,6 +67,9 @@ def launch(flags: ActorFlags) -> int:
   except ConnectionMisconfigured as e:
     _log.error('actor %d: cannot connect: %s', flags.actor_id, e)
     return BAD_SETTINGS
+  except LearnerLost as e:
+    _log.error('actor %d: %s', flags.actor_id, e)
+    return LEARNER_LOST
   finally:
     for envs in batches:  # EnvPool's threads, emulators' windows
       envs.close()

@@ -205,7 +205,8 @@ def supervise_actors(commands: Sequence[Sequence[str]], actor_ids: Sequence[int]
   """Runs the actor processes side by side and starts one again, after a growing delay,
   when it dies (a crash, the OOM killer): nothing else would, and a Slurm step or a
   Vertex replica with a dead actor goes on with fewer envs. An actor that exits 0 (its
-  learner finished the run, or a signal stopped it) or 2 (bad settings) stays down.
+  learner finished the run, or a signal stopped it), 2 (bad settings) or 3 (no learner
+  for --learner_lost_limit_s) stays down.
   SIGINT/SIGTERM are passed on and end the restarts. Returns the first failure's exit
   code (0 when all ended well)."""
   children: Dict[int, subprocess.Popen] = {}
@@ -238,8 +239,9 @@ def supervise_actors(commands: Sequence[Sequence[str]], actor_ids: Sequence[int]
         continue
       del children[i]
       code = code if code >= 0 else 128 - code  # killed by signal N: 128 + N, as a shell says
-      # An actor that refuses its settings (BAD_SETTINGS) fails the same way each start.
-      if stopping or code in (0, actor_launch.BAD_SETTINGS):
+      # An actor that refuses its settings (BAD_SETTINGS) fails the same way each start;
+      # one that found no learner for its limit (LEARNER_LOST) would only wait again.
+      if stopping or code in (0, actor_launch.BAD_SETTINGS, actor_launch.LEARNER_LOST):
         codes[i] = code
         continue
       if now - started_at[i] > _HEALTHY_S:

@@ -318,3 +318,21 @@ def test_an_actor_that_dies_is_started_again_and_one_that_finishes_is_not(tmp_pa
       assert 'the learner finished the run' in log, log
     finally:
       _stop([replica])
+
+
+@pytest.mark.timeout(300)
+def test_an_actor_that_finds_no_learner_for_its_limit_is_not_started_again(tmp_path):
+  # Exit 3 (seed.actor.launch.LEARNER_LOST): another start would only wait again, and a
+  # Slurm step or a Vertex replica would hold its CPUs for nothing.
+  from tests.server_harness import free_port  # pylint: disable=g-import-not-at-top
+  log_path = str(tmp_path / 'seed_job.log')
+  replica = _start_replica([], {'SEED_GIN_FILE': 'gin/toy/vtrace.gin', 'SEED_NUM_ENVS': '2',
+                                'SEED_ENV': 'Catch', 'SEED_LEARNER_LOST_LIMIT_S': '2'},
+                           log_path, '--role=actor', f'--learner_address=localhost:{free_port()}',
+                           '--actor_id=0', '--tls=never')
+  try:
+    assert replica.wait(timeout=120) == 3, open(log_path).read()[-3000:]
+  finally:
+    _stop([replica])
+  log = open(log_path).read()
+  assert 'more than --learner_lost_limit_s=2' in log and 'starting it again' not in log, log

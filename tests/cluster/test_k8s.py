@@ -102,10 +102,12 @@ def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
   assert isinstance(actors['spec']['completions'], int) and actors['spec']['completions'] >= 1
   assert actors['spec']['parallelism'] == actors['spec']['completions']
   # A run ends: settings a program refuses fail its Job at once; preemptions do not count.
-  for job, container in ((learner, 'learner'), (actors, 'actor')):
+  # An actor that found no learner for its limit (exit 3) fails the Job too: another pod
+  # would only wait again.
+  for job, container, codes in ((learner, 'learner', [2]), (actors, 'actor', [2, 3])):
     rules = job['spec']['podFailurePolicy']['rules']
     assert {'action': 'FailJob', 'onExitCodes': {'containerName': container, 'operator': 'In',
-                                                 'values': [2]}} in rules
+                                                 'values': codes}} in rules
     assert {'action': 'Ignore', 'onPodConditions': [{'type': 'DisruptionTarget'}]} in rules
     assert job['spec']['template']['spec']['restartPolicy'] == 'Never'
 

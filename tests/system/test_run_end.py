@@ -1,6 +1,8 @@
 """A run that reaches its goal ends everywhere: the learner answers each actor with
 Finished, the actors exit 0 by themselves, and a learner started again on the finished
-run directory (a Kubernetes restart, a Slurm requeue) exits 0 at once."""
+run directory (a Kubernetes restart, a Slurm requeue) trains nothing: it tells actors
+that come late that the run is over, then exits 0. An actor without a learner for
+--learner_lost_limit_s exits 3; a failed final checkpoint exits 1."""
 import json
 import os
 import signal
@@ -63,7 +65,7 @@ def test_a_finished_service_answers_the_next_step_and_new_hellos_with_finished()
     assert harness.table.num_envs == 0  # The late actor was never connected.
 
 
-def test_actors_exit_when_the_learner_finishes_and_a_restart_exits_at_once(tmp_path):
+def test_actors_exit_when_the_learner_finishes_and_a_restart_tells_late_ones(tmp_path):
   run = Run(tmp_path / 'run', 'gin/toy/vtrace.gin', gin_bindings=["EnvConfig.name='Catch'"],
             learner_flags=['--max_env_frames=4000'])
   with run:
@@ -81,15 +83,41 @@ def test_actors_exit_when_the_learner_finishes_and_a_restart_exits_at_once(tmp_p
     finished = json.loads(open(os.path.join(run.logdir, 'finished.json')).read())
     assert finished['max_env_frames'] == 4000 and finished['env_frames'] >= 4000
 
-    # Started again on the finished run with the same goal: nothing to train.
-    started = time.monotonic()
-    with pytest.raises(RuntimeError, match='learner exited with 0'):
-      run.start_learner()
-    assert time.monotonic() - started < 30
+    # Started again on the finished run with the same goal: nothing to train, but an
+    # actor that missed the notice (a re-created pod) is told the run is over.
+    run.start_learner(extra_flags=['--finished_notice_s=600'])
+    [late] = run.start_actors(num_actors=1, num_envs=2, first_id=5)
+    assert late.wait(timeout=120) == 0, run.actor_log(5)
+    assert 'the learner finished the run (the run had finished: max_env_frames=4000 reached' in (
+        run.actor_log(5)), run.actor_log(5)
+    run.learner.send_signal(signal.SIGTERM)  # before its notice period is over
+    assert run.learner.wait(timeout=60) == 0, run.learner_log()
     with open(os.path.join(run.logdir, 'logs', 'learner.log')) as f:
       log = f.read()
     assert 'holds a finished run (finished.json, ' in log
+    assert 'told 1 actor streams that the run had finished' in log, log[-3000:]
     assert log.count('resumed: ') == 1  # The restart built no learner.
+    # With no notice period it exits 0 at once, as before.
+    with pytest.raises(RuntimeError, match='learner exited with 0'):
+      run.start_learner(extra_flags=['--finished_notice_s=0'])
+
+
+def test_an_actor_without_a_learner_for_its_limit_exits_3_saying_so(tmp_path):
+  # It retried for ever: on Kubernetes its Job never completed and held its CPUs. Set by
+  # its variable, as the manifests set it; a learner that never answers is the case of
+  # a learner that had gone (both count from the latest message, or the start).
+  port = free_port()  # nobody listens there
+  actor = subprocess.run(
+      [sys.executable, '-m', 'seed.actors.main', '--actor_id=0', '--num_envs=2',
+       f'--server_address=localhost:{port}', '--env=Catch',
+       f'--gin_file={os.path.join(REPO, "gin/toy/vtrace.gin")}'],
+      env=dict(_env(), SEED_LEARNER_LOST_LIMIT_S='3'), cwd=REPO, capture_output=True,
+      text=True, timeout=120)
+  output = actor.stdout + actor.stderr
+  assert actor.returncode == 3, output[-3000:]
+  assert f'no learner at localhost:{port} for ' in output, output[-3000:]
+  assert 'more than --learner_lost_limit_s=3 (last: UNAVAILABLE' in output, output[-3000:]
+  assert 'Traceback' not in output
 
 
 def test_a_final_checkpoint_that_failed_exits_1_also_when_the_watchdog_ends_it(tmp_path):

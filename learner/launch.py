@@ -13,6 +13,7 @@ from seed import agents, config, local_transport, security, settings, unix_addre
 from seed.inference.server import StreamLimits
 from seed.inputs import mixture_spec
 from seed.learner import run_lock, run_status, tuning_report
+from seed.process import cpu_quota
 
 _log = logging.getLogger(__name__)
 
@@ -113,10 +114,15 @@ def _exit_at_once() -> None:
 def _build_and_run(flags: LearnerFlags, flags_text: str, auth_token, credentials, limits,
                    seed_bindings, num_seeds_bindings) -> int:
   """Builds the learner on the run directory this process holds, and runs it."""
+  # Under a container's CPU limit, pools sized from the node's cores are throttled.
+  intra_op, inter_op, why = cpu_quota.thread_pools(flags.tf_intra_op_threads,
+                                                    flags.tf_inter_op_threads)
+  _log.info('TensorFlow threads: %s intra-op, %s inter-op (%s)', intra_op or 'its own',
+            inter_op or 'its own', why)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   # Must happen before TensorFlow runs anything (agent modules may, at import).
-  tf.config.threading.set_intra_op_parallelism_threads(flags.tf_intra_op_threads)
-  tf.config.threading.set_inter_op_parallelism_threads(flags.tf_inter_op_threads)
+  tf.config.threading.set_intra_op_parallelism_threads(intra_op)
+  tf.config.threading.set_inter_op_parallelism_threads(inter_op)
   from seed.learner import devices  # pylint: disable=g-import-not-at-top
   devices.split_cpu(flags.learner_devices)
   from seed.learner.checkpoint import CheckpointReadError  # pylint: disable=g-import-not-at-top

@@ -175,8 +175,8 @@ LEARNER = (
         'Most envs one actor stream may step (0: --inference_batch_size, the most one'
         ' batch holds).'),
     Setting('max_actor_streams', 'integer', 1024,
-        'Most actor streams open at once; one more is refused with '
-        'RESOURCE_EXHAUSTED.'),
+        'Most actor streams open at once; one more is refused with UNAVAILABLE, and '
+        'its actor retries (with backoff) until a place is free.'),
     Setting('hello_timeout_s', 'float', 30.0,
         'End a stream that sends no hello this long after opening.'),
     Setting('stream_idle_timeout_s', 'float', 600.0,
@@ -226,10 +226,12 @@ LEARNER = (
         'env k feeds seed k mod num_seeds. SAC, DDPG and their SR- variants.',
         check=at_least(1, 'an int')),
     Setting('tf_intra_op_threads', 'integer', 0,
-        'Threads inside one TensorFlow op (0: TensorFlow picks, one per core).',
+        'Threads inside one TensorFlow op (0: the CPUs this process may use where its '
+        "container's CPU limit or --cpu_cores leaves fewer than the machine's cores, else "
+        'TensorFlow picks, one per core).',
         check=at_least(0, 'threads (0: TensorFlow picks)')),
     Setting('tf_inter_op_threads', 'integer', 0,
-        'Ops TensorFlow runs at once (0: it picks).',
+        'Ops TensorFlow runs at once (0: as --tf_intra_op_threads).',
         check=at_least(0, 'threads (0: TensorFlow picks)')),
     Setting('learner_devices', 'string', '',
         'Devices the train step runs on data-parallel, comma-separated, e.g. GPU:0,GPU:1:'

@@ -8,7 +8,10 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECRETS = ['certs/ca.key', 'certs/tls.key', 'certs/token', 'certs-learner/tls.key',
-           'certs-actor/token', 'k8s/base/secrets/token']
+           'certs-actor/token', 'k8s/base/secrets/token',
+           # outside the known folders: keys and tokens made or copied anywhere
+           'tls.key', 'deploy/prod/learner.key', 'token', 'secrets/vertex/token',
+           'auth.token', 'deploy/actor.token']
 LARGE = ['.venv-football/bin/python', '.venv/bin/python', 'runs/atari_vtrace/ckpt/ckpt-1.index']
 
 
@@ -25,8 +28,11 @@ def _docker_ignored(path: str, patterns) -> bool:
   folder above it."""
   parts = path.split('/')
   prefixes = ['/'.join(parts[:i]) for i in range(1, len(parts) + 1)]
-  return any(fnmatch.fnmatch(prefix, pattern.rstrip('/'))
-             for pattern in patterns for prefix in prefixes)
+  def matches(prefix: str, pattern: str) -> bool:
+    # Docker's **/ matches any number of folders, none included.
+    return fnmatch.fnmatch(prefix, pattern) or (
+        pattern.startswith('**/') and fnmatch.fnmatch(prefix, pattern[3:]))
+  return any(matches(prefix, pattern.rstrip('/')) for pattern in patterns for prefix in prefixes)
 
 
 @pytest.mark.parametrize('path', SECRETS + LARGE)

@@ -133,3 +133,19 @@ def test_gcp_and_slurm_read_the_same_table():
 def test_the_job_roles_are_seed_jobs():
   from seed.cluster import roles  # pylint: disable=g-import-not-at-top
   assert settings.by_name(settings.JOB)['role'].choices == ('auto', *roles.ROLES)
+
+
+def test_the_docs_name_the_status_a_stream_past_the_limit_gets():
+  # The server answers UNAVAILABLE (seed/inference/server.py), which actors retry; the
+  # docs said RESOURCE_EXHAUSTED, which actors take as a refusal and give up on.
+  import grpc  # pylint: disable=g-import-not-at-top
+  from seed.actor import client  # pylint: disable=g-import-not-at-top
+  help_text = settings.by_name(settings.LEARNER)['max_actor_streams'].help
+  assert 'UNAVAILABLE' in help_text and 'RESOURCE_EXHAUSTED' not in help_text
+  assert 'retries' in help_text
+  assert grpc.StatusCode.UNAVAILABLE not in client.REFUSALS
+  for page in ('docs/usage.md', 'docs/reliability.md', 'docs/architecture.md'):
+    with open(os.path.join(REPO, page)) as f:
+      for line in f:
+        if 'max_actor_streams' in line or 'keep new actors out' in line:
+          assert 'RESOURCE_EXHAUSTED' not in line, (page, line)

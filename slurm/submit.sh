@@ -34,6 +34,7 @@
 #   --sbatch=OPTION        passed to sbatch as it is (repeat it), e.g. --sbatch=--mem=16G;
 #                          with --het, to both components (--learner_sbatch comes after)
 #   --dry_run              print the sbatch command and the SEED_* settings; submit nothing
+#                          (needs neither sbatch nor the venv: any python3 checks the flags)
 # Any other --FLAG=VALUE is a flag of the learner or the actors (seed.learner.main,
 # seed.actors.main) or of seed-job, and reaches them as SEED_FLAG in the job's
 # environment; each process reads its own. SEED_* variables set here pass on too
@@ -149,15 +150,18 @@ case "$RUNTIME" in
   *) die "unknown --runtime '$RUNTIME'; accepted: venv, podman, apptainer" ;;
 esac
 [ -n "$JOB_NAME" ] || die "--job_name is empty"
-command -v sbatch >/dev/null || die "sbatch is not installed here (submit from a Slurm login node)"
-
-# The venv is made or updated here, where pip can reach its index; the job only
-# activates it. Image runtimes need none: flag names are checked with any python3.
-if [ "$RUNTIME" = venv ]; then
-  # shellcheck disable=SC1091
-  source "$REPO/scripts/venv.sh"
-  ensure_venv >&2
+if [ "$DRY_RUN" = 0 ]; then
+  command -v sbatch >/dev/null || die "sbatch is not installed here (submit from a Slurm login node, or try --dry_run)"
+  # The venv is made or updated here, where pip can reach its index; the job only
+  # activates it. Image runtimes need none. A dry run makes nothing.
+  if [ "$RUNTIME" = venv ]; then
+    # shellcheck disable=SC1091
+    source "$REPO/scripts/venv.sh"
+    ensure_venv >&2
+  fi
 fi
+# Flag names are checked with the venv's python, or any python3 (seed/settings.py is
+# the standard library alone): a dry run works on a laptop with neither Slurm nor a venv.
 PYTHON="${SEED_VENV:-$REPO/.venv}/bin/python"
 [ -x "$PYTHON" ] || PYTHON="$(command -v python3 || true)"
 
@@ -212,6 +216,13 @@ for arg in "${FLAGS[@]}"; do
   SETTINGS[$variable]="${SETTINGS[$variable]:+${SETTINGS[$variable]}$'\n'}$value"
 done
 
+# SIGUSR1 comes --stop_before_limit_s before the time limit: the learner's whole shutdown
+# (its --shutdown_limit_s) and the requeue must fit before Slurm kills the job.
+SHUTDOWN_LIMIT="${SETTINGS[SEED_SHUTDOWN_LIMIT_S]:-${SEED_SHUTDOWN_LIMIT_S:-20}}"
+NEEDED_S="$(awk -v limit="$SHUTDOWN_LIMIT" 'BEGIN { s = int(limit); if (s < limit) s++; print s + 30 }')"
+(( STOP_BEFORE_S >= NEEDED_S )) ||
+  die "--stop_before_limit_s=$STOP_BEFORE_S leaves the learner less than its --shutdown_limit_s=$SHUTDOWN_LIMIT and 30 s to checkpoint and requeue before the time limit; give at least $NEEDED_S"
+
 # Absolute, so the job finds it from any node and any working directory.
 RUN_DIR="${RUN_DIR:-$REPO/runs/${ENV_NAME}_${AGENT}}"
 [[ "$RUN_DIR" == /* ]] || RUN_DIR="$PWD/$RUN_DIR"
@@ -243,6 +254,9 @@ fi
 SBATCH+=("$REPO/slurm/train.sbatch" --repo="$REPO" --num_actors="$NUM_ACTORS"
   --runtime="$RUNTIME" --learner_cpus="$LEARNER_CPUS" --actor_cpus="$ACTOR_CPUS"
   --learner_gpus="$LEARNER_GPUS")
+# The commit submitted: the job says so if a (re)start finds the checkout moved on.
+REVISION="$(git -C "$REPO" rev-parse HEAD 2>/dev/null || true)"
+[ -z "$REVISION" ] || SBATCH+=(--revision="$REVISION")
 [ -z "$PORT" ] || SBATCH+=(--port="$PORT")
 [ "$RUNTIME" = venv ] || SBATCH+=(--learner_image="$LEARNER_IMAGE" --actor_image="$ACTOR_IMAGE")
 

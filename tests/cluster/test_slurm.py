@@ -417,7 +417,13 @@ def test_dry_run_prints_the_job_and_submits_nothing(stand_in_sbatch, tmp_path):
       f'--output={tmp_path}/run/logs/slurm-%j.out', '--open-mode=append', '--requeue',
       '--signal=B:USR1@300', '--time=1:00:00', '--nodes=2', '--ntasks=4', '--cpus-per-task=1',
       '--partition=cpu', f'{REPO}/slurm/train.sbatch', f'--repo={REPO}', '--num_actors=3',
-      '--runtime=venv', '--learner_cpus=1', '--actor_cpus=1', '--learner_gpus=0']
+      '--runtime=venv', '--learner_cpus=1', '--actor_cpus=1', '--learner_gpus=0',
+      f'--revision={_head()}']  # the job says so if a restart finds the checkout moved on
+
+
+def _head():
+  return subprocess.run(['git', 'rev-parse', 'HEAD'], cwd=REPO, capture_output=True,
+                        text=True, check=True).stdout.strip()
 
 
 @pytest.mark.parametrize('options, allocation', [

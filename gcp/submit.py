@@ -45,6 +45,9 @@ class Scenario:
   envs_per_actor: int
   actors_per_replica: int        # actor processes per replica: about one core each
   learner_flags: Mapping[str, object]  # a budget, so that a run ends by itself
+  # scheduling.timeout: Vertex ends the job then, whatever happens. A job ends when its
+  # learner (pool 0) exits 0; this bounds the cost of one whose learner never does.
+  timeout: str
 
 
 # An actor process steps its envs on about one core (docs/performance.md), so a
@@ -54,18 +57,18 @@ class Scenario:
 SCENARIOS = {
     'toy_vtrace': Scenario('vtrace', 'gin/toy/vtrace.gin', 'e2-standard-4', 'none', 0,
                            2, 'e2-standard-4', 4, 1,
-                           {'target_return': 400, 'max_env_frames': 2_000_000}),
+                           {'target_return': 400, 'max_env_frames': 2_000_000}, '6h'),
     'atari_vtrace': Scenario('vtrace', 'gin/atari/vtrace.gin', 'n1-standard-8',
                              'NVIDIA_TESLA_T4', 1, 8, 'e2-standard-4', 4, 4,
-                             {'max_env_frames': 50_000_000}),
+                             {'max_env_frames': 50_000_000}, '3d'),
     'atari_r2d2': Scenario('r2d2', 'gin/atari/r2d2.gin', 'n1-standard-8', 'NVIDIA_TESLA_T4',
-                           1, 8, 'e2-standard-4', 4, 4, {'max_env_frames': 50_000_000}),
+                           1, 8, 'e2-standard-4', 4, 4, {'max_env_frames': 50_000_000}, '3d'),
     'mujoco_sac': Scenario('sac', 'gin/mujoco/sac.gin', 'e2-standard-8', 'none', 0,
-                           1, 'e2-standard-4', 2, 1, {'max_env_frames': 1_000_000}),
+                           1, 'e2-standard-4', 2, 1, {'max_env_frames': 1_000_000}, '2d'),
     'mujoco_ppo': Scenario('ppo', 'gin/mujoco/ppo.gin', 'e2-standard-8', 'none', 0,
-                           2, 'e2-standard-4', 4, 4, {'max_env_frames': 1_000_000}),
+                           2, 'e2-standard-4', 4, 4, {'max_env_frames': 1_000_000}, '1d'),
     'dmc_sac': Scenario('sac', 'gin/dmc/sac.gin', 'e2-standard-8', 'none', 0,
-                        1, 'e2-standard-4', 2, 1, {'max_env_frames': 1_000_000}),
+                        1, 'e2-standard-4', 2, 1, {'max_env_frames': 1_000_000}, '2d'),
 }
 
 _PROJECT = re.compile(r'^([a-z][a-z0-9.-]*:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$')
@@ -115,8 +118,8 @@ def parse_args(argv: List[str]) -> Tuple[argparse.Namespace, List[str]]:
       help='actor processes per actor replica, about one vCPU each (SEED_ACTORS_PER_REPLICA)')
   add('--gin_bindings', action='append', default=[], help='a gin binding (repeatable)')
   add('--spot', action='store_true', help='run on Spot VMs (scheduling strategy SPOT)')
-  add('--timeout', help='longest the job (each trial of a sweep) may run, e.g. 90m, 36h, 3d '
-      '(scheduling.timeout; default: Vertex\'s 7 days)')
+  add('--timeout', help='longest the job (each trial of a sweep) may run, e.g. 90m, 36h, 7d '
+      '(scheduling.timeout; default: the scenario\'s, 6h to 3d: gcp/README.md)')
   add('--tensorboard', help='Vertex TensorBoard: projects/P/locations/R/tensorboards/ID '
       '(needs --service_account)')
   add('--service_account', help='the service account the replicas run as (an email)')
@@ -201,6 +204,25 @@ def _check_machines(args: argparse.Namespace) -> None:
   if args.actor_machine_type.startswith(vertex_spec.GPU_ONLY_FAMILIES):
     raise BadInput(f'--actor_machine_type={args.actor_machine_type} comes with GPUs, which '
                    'actors do not use; expected a CPU machine type such as e2-standard-4')
+  gpu_tag = _gpu_tag(args.learner_image)
+  if gpu_tag and args.learner_accelerator_type == NO_ACCELERATOR:
+    raise BadInput(f'--learner_image={args.learner_image} is a GPU build (its tag {gpu_tag!r}) '
+                   f'and --learner_machine_type={args.learner_machine_type} has no '
+                   'accelerator: its CUDA libraries would go unused; pass '
+                   '--learner_accelerator_type (e.g. NVIDIA_TESLA_T4 with an n1 machine), or '
+                   'the CPU image (seed-learner:cpu-TAG, docker/Dockerfile.learner without '
+                   'LEARNER_EXTRA)')
+
+
+_GPU_TAG = re.compile(r'(^|[-_.])(gpu|cuda)([-_.]|\d|$)', re.IGNORECASE)
+
+
+def _gpu_tag(image: str) -> Optional[str]:
+  """The image's tag when it names a GPU build (gpu, gpu-abc123, cuda12, ...), else None
+  (a digest alone says nothing)."""
+  name = image.rsplit('/', 1)[-1].split('@')[0]
+  tag = name.partition(':')[2]
+  return tag if tag and _GPU_TAG.search(tag) else None
 
 
 def _check_learner_devices(learner_devices: str, gpus: int) -> None:

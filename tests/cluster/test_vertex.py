@@ -29,11 +29,13 @@ PROJECT, REGION = 'seed-test-project', 'us-central1'
 BUCKET = 'gs://seed-test-bucket/team'
 REGISTRY = f'us-central1-docker.pkg.dev/{PROJECT}/seed'
 LEARNER_IMAGE, ACTOR_IMAGE = f'{REGISTRY}/seed-learner:gpu', f'{REGISTRY}/seed-actor:v1'
+CPU_LEARNER_IMAGE = f'{REGISTRY}/seed-learner:cpu'  # for a learner machine without a GPU
 TENSORBOARD = f'projects/{PROJECT}/locations/{REGION}/tensorboards/4711'
 SERVICE_ACCOUNT = f'seed-trainer@{PROJECT}.iam.gserviceaccount.com'
 TOKEN = 'standin-token-4f2a'
 SETTINGS = [f'--project={PROJECT}', f'--region={REGION}', f'--bucket={BUCKET}',
-            f'--learner_image={LEARNER_IMAGE}', f'--actor_image={ACTOR_IMAGE}']
+            f'--learner_image={CPU_LEARNER_IMAGE}', f'--actor_image={ACTOR_IMAGE}']
+GPU_IMAGE = f'--learner_image={LEARNER_IMAGE}'
 HAS_GCLOUD = shutil.which('gcloud') is not None
 needs_gcloud = pytest.mark.skipif(
     not HAS_GCLOUD, reason='gcloud (the Google Cloud CLI) is not installed: these tests run '
@@ -45,6 +47,7 @@ SCENARIOS = {
     'toy_vtrace': dict(
         flags=[],
         learner=('e2-standard-4', None, None), actors=(2, 'e2-standard-4'),
+        timeout='21600s',  # the scenario's default, 6 h
         learner_env={'SEED_AGENT': 'vtrace', 'SEED_GIN_FILE': 'gin/toy/vtrace.gin',
                      'SEED_TARGET_RETURN': '400', 'SEED_MAX_ENV_FRAMES': '2000000'},
         actor_env={'SEED_GIN_FILE': 'gin/toy/vtrace.gin', 'SEED_NUM_ENVS': '4',
@@ -54,8 +57,9 @@ SCENARIOS = {
                "--gin_bindings=EnvConfig.name='atari:Breakout'",
                '--gin_bindings=VTraceConfig.entropy_cost=0.005', '--target_return=20',
                '--num_splits=2', '--seed', '7', '--envs_per_actor=12', '--actors_per_replica=2',
-               '--timeout=36h'],
+               '--timeout=36h', GPU_IMAGE],
         learner=('n1-standard-8', 'NVIDIA_TESLA_T4', 1), actors=(8, 'e2-standard-4'),
+        image=LEARNER_IMAGE, timeout='129600s',  # 36 h
         learner_env={'SEED_AGENT': 'vtrace', 'SEED_GIN_FILE': 'gin/atari/vtrace.gin',
                      'SEED_GIN_BINDINGS': "EnvConfig.name='atari:Breakout'\n"
                                           'VTraceConfig.entropy_cost=0.005',
@@ -68,8 +72,9 @@ SCENARIOS = {
                    'SEED_SEED': '7'}),
     'atari_r2d2': dict(
         flags=['--actor_replicas=3', '--learner_accelerator_type=NVIDIA_TESLA_V100',
-               '--bootstrap_timeout_s=5400'],  # seed-job's: how long actors wait for TLS
+               '--bootstrap_timeout_s=5400', GPU_IMAGE],  # seed-job's: how long actors wait for TLS
         learner=('n1-standard-8', 'NVIDIA_TESLA_V100', 1), actors=(3, 'e2-standard-4'),
+        image=LEARNER_IMAGE, timeout='259200s',  # 3 d
         learner_env={'SEED_AGENT': 'r2d2', 'SEED_GIN_FILE': 'gin/atari/r2d2.gin',
                      'SEED_MAX_ENV_FRAMES': '50000000'},
         actor_env={'SEED_GIN_FILE': 'gin/atari/r2d2.gin', 'SEED_NUM_ENVS': '4',
@@ -77,6 +82,7 @@ SCENARIOS = {
     'mujoco_sac': dict(
         flags=['--env=mujoco:Hopper-v5', '--max_env_frames=3000000'],
         learner=('e2-standard-8', None, None), actors=(1, 'e2-standard-4'),
+        timeout='172800s',  # 2 d
         learner_env={'SEED_AGENT': 'sac', 'SEED_GIN_FILE': 'gin/mujoco/sac.gin',
                      'SEED_MAX_ENV_FRAMES': '3000000', 'SEED_ENV': 'mujoco:Hopper-v5'},
         actor_env={'SEED_GIN_FILE': 'gin/mujoco/sac.gin', 'SEED_NUM_ENVS': '2',
@@ -85,14 +91,16 @@ SCENARIOS = {
     'mujoco_ppo': dict(
         flags=['--nocheckpoint_replay', '--actor_machine_type=n2-standard-4'],
         learner=('e2-standard-8', None, None), actors=(2, 'n2-standard-4'),
+        timeout='86400s',  # 1 d
         learner_env={'SEED_AGENT': 'ppo', 'SEED_GIN_FILE': 'gin/mujoco/ppo.gin',
                      'SEED_MAX_ENV_FRAMES': '1000000', 'SEED_CHECKPOINT_REPLAY': 'false'},
         actor_env={'SEED_GIN_FILE': 'gin/mujoco/ppo.gin', 'SEED_NUM_ENVS': '4',
                    'SEED_ACTORS_PER_REPLICA': '4'}),
     'dmc_sac': dict(
         flags=['--learner_machine_type=g2-standard-8', '--learner_accelerator_type=NVIDIA_L4',
-               '--learner_accelerator_count=1'],
+               '--learner_accelerator_count=1', GPU_IMAGE],
         learner=('g2-standard-8', 'NVIDIA_L4', 1), actors=(1, 'e2-standard-4'),
+        image=LEARNER_IMAGE, timeout='172800s',
         learner_env={'SEED_AGENT': 'sac', 'SEED_GIN_FILE': 'gin/dmc/sac.gin',
                      'SEED_MAX_ENV_FRAMES': '1000000'},
         actor_env={'SEED_GIN_FILE': 'gin/dmc/sac.gin', 'SEED_NUM_ENVS': '2',
@@ -165,7 +173,8 @@ def environment(pool):
   return {item['name']: item['value'] for item in pool['containerSpec'].get('env', [])}
 
 
-def check_pools(spec, case, learner_image=LEARNER_IMAGE, args=None):
+def check_pools(spec, case, args=None):
+  learner_image = case.get('image', CPU_LEARNER_IMAGE)
   learner, actors = spec['workerPoolSpecs']
   machine, accelerator, count = case['learner']
   expected_machine = {'machineType': machine}
@@ -202,9 +211,11 @@ def test_each_script_submits_its_custom_job(submitted, scenario):
   check_pools(spec, case)
   assert spec['baseOutputDirectory'] == {'outputUriPrefix': run_dir}
   everything = scenario == 'atari_vtrace'
-  assert ('scheduling' in spec) == everything
+  # Every job has a timeout, the scenario's unless given: a learner that never exits 0
+  # must not keep a job, and its bill, running for Vertex's 7 days.
+  assert spec['scheduling'] == ({'strategy': 'SPOT', 'timeout': case['timeout']} if everything
+                                else {'timeout': case['timeout']})
   if everything:
-    assert spec['scheduling'] == {'strategy': 'SPOT', 'timeout': '129600s'}  # 36 h
     assert spec['tensorboard'] == TENSORBOARD
     assert spec['serviceAccount'] == SERVICE_ACCOUNT
   else:
@@ -241,7 +252,7 @@ def test_a_sweep_submits_a_tuning_job_whose_trials_bind_the_parameters(submitted
       '--sweep_binding=unroll_length=VTraceConfig.unroll_length',
       '--sweep_binding=torso=VTraceConfig.torso'])
   assert trial['baseOutputDirectory'] == {'outputUriPrefix': f'{BUCKET}/runs/sweep-1'}
-  assert trial['scheduling'] == {'strategy': 'SPOT'}
+  assert trial['scheduling'] == {'strategy': 'SPOT', 'timeout': '21600s'}  # each trial's
 
 
 @needs_gcloud
@@ -263,6 +274,7 @@ def test_dry_run_prints_the_spec_and_the_command_and_submits_nothing(standin, tm
   assert result.returncode == 0, result.stderr
   spec = json.loads(result.stdout)  # a config file as it stands: --dry_run > SPEC.yaml
   check_pools(spec, SCENARIOS['toy_vtrace'])
+  assert spec['scheduling'] == {'timeout': '21600s'}
   run_name = re.fullmatch(r'gs://seed-test-bucket/team/runs/(toy_vtrace-\d{8}-\d{6})',
                           spec['baseOutputDirectory']['outputUriPrefix']).group(1)
   assert 'nothing submitted' in result.stderr
@@ -353,6 +365,12 @@ BAD_INPUT = {
         '--timeout=2days is not valid', 'e.g. 90m, 36h or 3d']),
     'timeout zero': ('train_toy_vtrace.sh', SETTINGS + ['--timeout=0h'], [
         '--timeout=0h is not valid', 'a positive duration']),
+    'GPU image without an accelerator': ('train_toy_vtrace.sh', SETTINGS + [GPU_IMAGE], [
+        f'--learner_image={LEARNER_IMAGE} is a GPU build (its tag \'gpu\')',
+        '--learner_machine_type=e2-standard-4 has no accelerator',
+        '--learner_accelerator_type', 'the CPU image (seed-learner:cpu-TAG']),
+    'GPU image, accelerator taken away': ('train_atari_vtrace.sh', SETTINGS + [
+        GPU_IMAGE, '--learner_accelerator_type=none'], ['is a GPU build']),
     'TensorBoard without a service account': ('train_toy_vtrace.sh', SETTINGS + [
         f'--tensorboard={TENSORBOARD}'], ['--tensorboard needs --service_account']),
     "another agent's parameter": ('train_atari_vtrace.sh', SETTINGS + [

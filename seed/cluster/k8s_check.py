@@ -24,6 +24,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from seed import security  # The programs' own address rules.
 from seed import settings as seed_settings  # Every option of each program, declared once.
+from seed.cluster import k8s_guards  # Images, resources, the disruption budget, policies.
 
 JOB_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 BAD_SETTINGS = 2  # The exit code of a learner or actor that refuses its settings.
@@ -209,6 +210,7 @@ def check(objects: List[dict]) -> List[str]:
                                found['grpc_port'], learner_pod)
     _check_secrets_agree(c, found, actor_found)
   _check_tensorboard(c, learner, learner_pod, found['logdir'], service)
+  k8s_guards.check(c, learner, learner_pod, actors, found['grpc_port'], found['health_port'])
   for obj, pod in {id(w[1]): (w[0], w[1]) for w in learners + actors}.values():
     _check_hardening(c, obj, pod)
   return c.errors

@@ -172,7 +172,7 @@ def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
       assert security['capabilities'] == {'drop': ['ALL']}
       assert {'name': 'tmp', 'mountPath': '/tmp'} in container['volumeMounts']
   # Only actors reach the gRPC port; anyone the health port; nobody the actors. A drain
-  # does not evict the learner by itself.
+  # may evict the learner (it checkpoints on SIGTERM; the Job starts it elsewhere).
   policies = objects['NetworkPolicy']
   learner_policy = policies['seed-learner']['spec']
   assert learner_policy['podSelector']['matchLabels'] == learner_pod_labels(learner)
@@ -184,8 +184,16 @@ def test_rendered_objects_agree_with_the_flags(k8s_dir, overlay):
   assert actor_policy['podSelector']['matchLabels'] == learner_pod_labels(actors)
   assert actor_policy['policyTypes'] == ['Ingress'] and 'ingress' not in actor_policy
   budget = objects['PodDisruptionBudget']['seed-learner']['spec']
-  assert budget['maxUnavailable'] == 0
   assert budget['selector']['matchLabels'] == learner_pod_labels(learner)
+  assert disruptions_allowed(budget, healthy_pods=1) == 1
+  # Images as built, with a tag: never docker.io's :latest.
+  for container in (main, tensorboard, actor):
+    assert ':' in container['image'].rsplit('/', 1)[-1], container['image']
+    assert not container['image'].endswith(':latest'), container['image']
+  # Resources the scheduler can place by, and a memory limit.
+  for container in (main, tensorboard, actor):
+    assert {'cpu', 'memory'} <= set(container['resources']['requests'])
+    assert 'memory' in container['resources']['limits']
 
   # Actors: unique ids from the pod index, the Service's name and gRPC port.
   assert next(v for v in actor['env'] if v['name'] == 'SEED_ACTOR_ID')['valueFrom'] == {
@@ -223,6 +231,15 @@ def test_gpu_overlay_asks_for_a_gpu_and_the_cpu_one_does_not(k8s_dir):
   assert cpu['containers'][0]['image'] == 'seed-learner:cpu'
   assert 'nvidia.com/gpu' not in json.dumps(cpu)
   assert cpu['containers'][0]['resources']['limits']['memory']
+
+
+def disruptions_allowed(budget, healthy_pods):
+  """What the disruption controller allows a budget over a Job's pods: a Job has no scale
+  subresource, so only an integer minAvailable can be worked out (a maxUnavailable one
+  allows nothing: Kubernetes' docs, "Arbitrary workloads and arbitrary selectors")."""
+  if 'maxUnavailable' in budget or isinstance(budget.get('minAvailable', 0), str):
+    return 0
+  return max(0, healthy_pods - budget.get('minAvailable', 0))
 
 
 def learner_pod_labels(workload):
@@ -307,11 +324,43 @@ def replace(path, value):
     ({'configMapGenerator': [{'name': 'seed-experiment', 'behavior': 'merge',
                               'literals': ['SEED_MAX_ENV_FRAME=1000']}]},
      'reads SEED_MAX_ENV_FRAME from ConfigMap seed-experiment'),
+    # What the check let through before issue 70:
+    (patch('Job', 'seed-actor', replace('/spec/template/spec/containers/0/image', 'seed-actor')),
+     "container actor: image 'seed-actor' has no tag: the cluster pulls whatever "
+     'docker.io/library/seed-actor:latest'),
+    ({'images': [{'name': 'seed-actor', 'newTag': 'latest'}]},
+     "container actor: image 'seed-actor:latest' is tagged latest"),
+    (patch('Job', 'seed-actor', {'op': 'remove',
+                                 'path': '/spec/template/spec/containers/0/resources'}),
+     'container actor: has no resources.requests.cpu, resources.requests.memory, '
+     'resources.limits.memory; expected requests of cpu and memory and a memory limit'),
+    (patch('Job', 'seed-learner', {'op': 'remove', 'path': '/spec/template/spec/containers/0/'
+                                   'resources/limits'}),
+     'container learner: has no resources.limits.memory'),
+    (patch('PodDisruptionBudget', 'seed-learner', {'op': 'remove', 'path': '/spec/minAvailable'},
+           {'op': 'add', 'path': '/spec/maxUnavailable', 'value': 0}),
+     'PodDisruptionBudget seed-learner: maxUnavailable is 0; a Job has no scale subresource'),
+    (patch('PodDisruptionBudget', 'seed-learner', replace('/spec/minAvailable', 1)),
+     'PodDisruptionBudget seed-learner: minAvailable is 1; with one learner pod that allows '
+     'no eviction'),
+    (patch('NetworkPolicy', 'seed-learner', {'op': 'remove', 'path': '/spec/ingress/0/from'}),
+     "NetworkPolicy seed-learner: lets anyone reach the learner's gRPC port 8686; expected "
+     "only the actors' pods"),
+    ({'patches': [{'patch': json.dumps({'$patch': 'delete', 'apiVersion': 'networking.k8s.io/v1',
+                                        'kind': 'NetworkPolicy',
+                                        'metadata': {'name': 'seed-actor'}})}]},
+     'Job seed-actor: no NetworkPolicy selects the actor pods'),
+    ({'patches': [{'patch': json.dumps({'$patch': 'delete', 'apiVersion': 'networking.k8s.io/v1',
+                                        'kind': 'NetworkPolicy',
+                                        'metadata': {'name': 'seed-learner'}})}]},
+     'Job seed-learner: no NetworkPolicy selects the learner pod'),
 ], ids=['actors-minus-1', 'actors-two', 'actors-uneven', 'actors-not-indexed', 'learners-2',
         'stopped-exit-0', 'tensorboard-not-sidecar', 'actor-port', 'actor-id', 'ca-path',
         'logdir', 'health-port', 'probe-kind', 'tensorboard-on-service', 'grace-too-short',
         'no-seccomp', 'writable-root', 'no-actor-liveness', 'api-token', 'unknown-setting',
-        'unknown-shared-setting'])
+        'unknown-shared-setting', 'untagged-image', 'latest-image', 'no-resources',
+        'no-memory-limit', 'budget-max-unavailable-0', 'budget-min-available-1',
+        'grpc-open-to-anyone', 'no-actor-policy', 'no-learner-policy'])
 def test_check_names_what_is_wrong(k8s_dir, kustomization, message):
   result = run_check(write_overlay(k8s_dir, kustomization))
   assert result.returncode == 1, result.stdout + result.stderr
@@ -461,7 +510,7 @@ def test_cpu_overlay_trains_catch_under_podman_kube_play(k8s_dir, certs, tmp_pat
                                                          podman_networks, podman, seed_images):
   del podman_networks  # Only its skip.
   podman.run(['tag', seed_images['learner'].tag, 'seed-learner:cpu'])
-  podman.run(['tag', seed_images['actor'].tag, 'seed-actor:latest'])
+  podman.run(['tag', seed_images['actor'].tag, 'seed-actor:cpu'])
   target, window, max_frames = 0.9, 100, 300_000
   objects = check.render(str(k8s_dir / 'overlays' / 'cpu'))
   pods = as_podman_pods(objects, secret_folders(tmp_path / 'secrets', certs), {
@@ -510,7 +559,7 @@ def test_cpu_overlay_trains_catch_under_podman_kube_play(k8s_dir, certs, tmp_pat
       podman.run(['kube', 'down', str(play)], check=False, timeout=300)
     podman.run(['volume', 'rm', '-f', 'seed-run'], check=False)
     podman.run(['network', 'rm', '-f', KUBE_NETWORK], check=False)
-    podman.run(['rmi', 'seed-learner:cpu', 'seed-actor:latest'], check=False)
+    podman.run(['rmi', 'seed-learner:cpu', 'seed-actor:cpu'], check=False)
   assert 'TLS' in learner_log, learner_log
   for index, name in enumerate(actors):  # ids from the pod index, over TLS with the token
     assert f'actor {index} split 0 connected to learner' in actor_logs[name], actor_logs[name]

@@ -259,3 +259,24 @@ def netns_pair(subnet: int = 0) -> Iterator[NetnsPair]:
     _ip('link', 'del', veth_a)  # Still here only if moving it failed; quiet otherwise.
     for namespace in made:  # Takes the veth pair with it.
       _ip('netns', 'del', namespace)
+
+
+# What slurm/submit.sh and gcp/*.sh use on a laptop; not Slurm's commands, not gcloud.
+LAPTOP_COMMANDS = ('bash', 'sh', 'env', 'dirname', 'basename', 'readlink', 'realpath', 'ls',
+                   'cat', 'tr', 'sed', 'sort', 'awk', 'cut', 'head', 'tail', 'grep', 'git',
+                   'mkdir', 'mktemp', 'rm', 'cp', 'mv', 'chmod', 'touch', 'date', 'id',
+                   'sha1sum', 'uname', 'printf')
+
+
+def laptop_path(directory: str) -> str:
+  """A PATH of one folder, made in `directory`, holding the commands a laptop has
+  (LAPTOP_COMMANDS) and this interpreter as python3: no sbatch or gcloud, whatever this
+  machine has installed."""
+  import shutil  # pylint: disable=g-import-not-at-top
+  os.makedirs(directory, exist_ok=True)
+  for name in LAPTOP_COMMANDS:
+    found = shutil.which(name)
+    if found:
+      os.symlink(found, os.path.join(directory, name))
+  os.symlink(os.path.realpath(sys.executable), os.path.join(directory, 'python3'))
+  return directory

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from tests.processes import REPO
+from tests.processes import REPO, laptop_path
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -126,9 +126,7 @@ def test_a_job_without_the_venv_stops_saying_where_it_looked(standin, tmp_path):
 
 def test_a_dry_run_needs_neither_sbatch_nor_a_venv(tmp_path):
   # As on a laptop: no Slurm commands, no venv; any python3 checks the flag names.
-  python3_dir = os.path.dirname(subprocess.run(['bash', '-c', 'command -v python3'],
-                                               capture_output=True, text=True).stdout.strip())
-  env = {'PATH': f'{python3_dir}:/usr/bin:/bin', 'HOME': str(tmp_path),
+  env = {'PATH': laptop_path(str(tmp_path / 'bin')), 'HOME': str(tmp_path),
          'SEED_VENV': str(tmp_path / 'no-venv')}
   assert subprocess.run(['bash', '-c', 'command -v sbatch'], env=env).returncode != 0
   done = subprocess.run([SUBMIT, 'toy', 'vtrace', '2', '4', '--env=Catch',

@@ -211,7 +211,8 @@ class _Interrupted(Exception):
 
 
 def train(plan: Plan) -> int:
-  """Runs the plan until the learner stops (0) or a signal stops everything (130).
+  """Runs the plan until the learner stops (its exit code) or a signal stops everything
+  (130).
 
   A Ctrl-C at the terminal reaches the children too (one process group, so whoever
   kills the group kills them all); each stops cleanly on it, and this process then
@@ -278,9 +279,9 @@ def train(plan: Plan) -> int:
             [tensorboard, '--logdir', plan.logdir, '--host', 'localhost',
              '--port', plan.tensorboard_port], stdout=log, stderr=subprocess.STDOUT, env=env))
       print(f'seed: TensorBoard at http://localhost:{plan.tensorboard_port}', flush=True)
-    # Runs until the learner stops (a stop condition such as --target_return).
-    learner.wait()
-    return 0
+    # Runs until the learner stops (a stop condition such as --target_return): its exit
+    # code is ours (0 at its goal; 1 when its final checkpoint failed, say).
+    return learner.wait()
   except _Interrupted:
     return 130
   finally:

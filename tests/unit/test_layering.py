@@ -15,7 +15,7 @@ PACKAGE_FOLDERS = {'seed': 'seed', 'seed.learner': 'learner', 'seed.actors': 'ac
 LAYERS = [
     # Plain data, every option's declaration, gin parsing: what every side may use.
     ['seed.types', 'seed.proto', 'seed.settings', 'seed.config', 'seed.cluster.run_paths',
-     'seed.unix_address', 'seed.event_loop', 'seed.thread_names'],
+     'seed.unix_address', 'seed.event_loop', 'seed.thread_names', 'seed.refusal_log'],
     # Starting processes; envs; pure losses; replay storage; who may connect.
     ['seed.process', 'seed.envs', 'seed.losses', 'seed.replay', 'seed.security'],
     # What the learner trains from, built on the replay storage.

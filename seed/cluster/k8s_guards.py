@@ -37,10 +37,12 @@ def _check_image(c, where: str, image: str) -> None:
     return
   if not tag or tag == 'latest':
     shown = f'{image!r} has no tag' if not tag else f'{image!r} is tagged latest'
-    c.error(where, f'image {shown}: the cluster pulls whatever docker.io/library/{last.split(":")[0]}'
-            ':latest (or the registry named) holds at each start, so pods of one run may '
-            'run different code; expected REGISTRY/NAME:TAG with the tag you built and '
-            'pushed (overlay images: newName, newTag), or @sha256:DIGEST')
+    repository = name.rpartition(':')[0] if tag else name
+    pulled = repository if '/' in repository else f'docker.io/library/{repository}'
+    c.error(where, f'image {shown}: the cluster pulls whatever {pulled}:latest holds at '
+            'each start, so pods of one run may run different code; expected '
+            'REGISTRY/NAME:TAG with the tag you built and pushed (overlay images: newName, '
+            'newTag), or @sha256:DIGEST')
 
 
 def _check_resources(c, where: str, resources: Dict[str, Dict[str, object]]) -> None:

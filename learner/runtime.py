@@ -168,7 +168,7 @@ class Learner:
     """How the process ends, once it stopped (also what the shutdown watchdog exits with):
       1  the trainer failed, the final checkpoint failed or was not finished, or a tuning
          trial's report could not be written: the run is not saved as it stands;
-      0  the run reached its goal (finished.json written: a restart exits at once);
+      0  the run reached its goal (finished.json written: a restart trains nothing);
       --stopped_exit_code  a signal stopped it before its goal, its checkpoint written.
     """
     if (self.trainer.error is not None or self._tuning_failed or
@@ -176,9 +176,13 @@ class Learner:
       return 1
     if self.finish_reason is not None:
       # The marker a restarted learner exits by and the experiment runner skips runs by.
-      run_status.mark_if_finished(self.options.logdir, self.counters.snapshot(),
-                                  self.options.max_env_frames, self.options.target_return,
-                                  self.metrics.mean_recent_return())
+      try:
+        run_status.mark_if_finished(self.options.logdir, self.counters.snapshot(),
+                                    self.options.max_env_frames, self.options.target_return,
+                                    self.metrics.mean_recent_return())
+      except OSError as e:  # A restart resumes at its goal and finishes again.
+        _log.error('could not write %s: %s; exit 1', run_status.FINISHED_FILE, e)
+        return 1
       return 0
     return self.options.stopped_exit_code
 

@@ -48,15 +48,15 @@ def main(argv=None) -> int:
                       'this epsilon inside the square root')
   args = parser.parse_args(argv)
   import keras  # pylint: disable=g-import-not-at-top
-  from seed import evaluate  # pylint: disable=g-import-not-at-top
-  eval_args, agent, env, prefix, counters = evaluate.restore_run(args.logdir, args.checkpoint)
+  from seed.evaluation import restore  # pylint: disable=g-import-not-at-top
+  run_config, agent, env, prefix, counters = restore.restore_run(args.logdir, args.checkpoint)
   env.close()
   optimizers = {name: item for name, item in agent.checkpoint_items().items()
                 if isinstance(item, keras.optimizers.Adam)}
   if not optimizers:
-    raise SystemExit(f'{eval_args.agent} keeps no Adam optimizer in its checkpoint')
-  print(f'{eval_args.agent}, {prefix} (env frames {counters["env_frames"]:,}, learner steps '
-        f'{counters["learner_steps"]:,})')
+    raise SystemExit(f'{run_config.agent} keeps no Adam optimizer in its checkpoint')
+  print(f'{run_config.agent}, {prefix} (env frames {counters.env_frames:,}, learner steps '
+        f'{counters.learner_steps:,})')
   for name, optimizer in optimizers.items():
     steps = int(optimizer.iterations.numpy())
     epsilon = float(optimizer.epsilon)

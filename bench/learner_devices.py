@@ -29,8 +29,7 @@ if args['devices'] > 1 or args['kind'] != 'CPU':
   learner_devices.split_cpu(names)
 from seed import agents, config, types
 from seed.envs import EnvConfig
-from seed.learner import runtime
-runtime.register_configurables(args['agent'])
+agents.register_gin_configurables(args['agent'])
 config.parse_gin([args['gin_file']], args['gin_bindings'])
 spec = EnvConfig().spec()
 agent_class = agents.agent_class(args['agent'])

@@ -41,8 +41,7 @@ def build_agent(gin_file: str, agent_name: str, batch_sizes, intra_op_threads: i
     tf.config.threading.set_intra_op_parallelism_threads(intra_op_threads)
   from seed import agents, config  # pylint: disable=g-import-not-at-top
   from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
-  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
-  learner_runtime.register_configurables(agent_name)
+  agents.register_gin_configurables(agent_name)
   config.parse_gin([gin_file], list(gin_bindings))
   agent = agents.agent_class(agent_name)(env_spec=EnvConfig().spec())
   agent.warm_up(list(batch_sizes))

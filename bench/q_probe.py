@@ -25,8 +25,9 @@ def main(argv=None) -> int:
   parser.add_argument('--checkpoint', default='')
   parser.add_argument('--steps', type=int, default=600)
   args = parser.parse_args(argv)
-  from seed import evaluate, types  # pylint: disable=g-import-not-at-top
-  eval_args, agent, env, prefix, counters = evaluate.restore_run(args.logdir, args.checkpoint)
+  from seed import types  # pylint: disable=g-import-not-at-top
+  from seed.evaluation import restore  # pylint: disable=g-import-not-at-top
+  run_config, agent, env, prefix, counters = restore.restore_run(args.logdir, args.checkpoint)
   policy = agent.batched_policy(1)
   acting = types.stack_acting_params([agent.acting_params(0, True)])
   num_actions = env.action_space.n
@@ -40,7 +41,7 @@ def main(argv=None) -> int:
     q = [np.asarray(v)[0] for v in (outputs.values() if hasattr(outputs, 'values') else outputs)
          if np.ndim(v) == 2 and np.shape(v)[-1] == num_actions]
     if not q:
-      raise ValueError(f'{eval_args.agent} gives no [1, {num_actions}] action values')
+      raise ValueError(f'{run_config.agent} gives no [1, {num_actions}] action values')
     values.append(q[0])
     greedy[int(np.asarray(action)[0])] += 1
     step_action = int(rng.integers(num_actions)) if rng.random() < 0.5 else int(action[0])
@@ -51,8 +52,8 @@ def main(argv=None) -> int:
       done[0] = True
   env.close()
   values = np.asarray(values)
-  print(f'{eval_args.agent}, {prefix} (env frames {counters["env_frames"]:,}, learner steps '
-        f'{counters["learner_steps"]:,}), {args.steps} steps')
+  print(f'{run_config.agent}, {prefix} (env frames {counters.env_frames:,}, learner steps '
+        f'{counters.learner_steps:,}), {args.steps} steps')
   print('| action | greedy | mean Q | Q std across states |')
   print('|---|---:|---:|---:|')
   for a in range(num_actions):

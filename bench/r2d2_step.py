@@ -81,8 +81,7 @@ def run(steps: int, jit_compile: bool, intra_op_threads: int, gin_bindings=()) -
   from seed import agents, config, types  # pylint: disable=g-import-not-at-top
   from seed.envs.spec import EnvSpec  # pylint: disable=g-import-not-at-top
 
-  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
-  learner_runtime.register_configurables('r2d2')
+  agents.register_gin_configurables('r2d2')
   config.parse_gin([ATARI_CONFIG], list(gin_bindings))
   spec = EnvSpec((4, 84, 84), 'uint8', num_actions=6, frames_per_step=4)  # Pong's
   agent = agents.agent_class('r2d2')(env_spec=spec)

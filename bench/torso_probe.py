@@ -72,18 +72,18 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   if args.states < 2:
     raise SystemExit(f'--states={args.states}; expected at least 2')
-  from seed import evaluate  # pylint: disable=g-import-not-at-top
-  eval_args, agent, env, prefix, counters = evaluate.restore_run(args.logdir, args.checkpoint)
+  from seed.evaluation import restore  # pylint: disable=g-import-not-at-top
+  run_config, agent, env, prefix, counters = restore.restore_run(args.logdir, args.checkpoint)
   network = agent.checkpoint_items().get('model')
   if not hasattr(network, 'layer_outputs'):
-    raise SystemExit(f'{eval_args.agent}\'s model has no seed torso (layer_outputs)')
+    raise SystemExit(f'{run_config.agent}\'s model has no seed torso (layer_outputs)')
   try:
     observations = random_play_observations(env, args.states)
   finally:
     env.close()
   outputs = [(name, np.asarray(value)) for name, value in network.layer_outputs(observations)]
-  print(f'{eval_args.agent}, {prefix} (env frames {counters["env_frames"]:,}, learner steps '
-        f'{counters["learner_steps"]:,}); {args.states} states of random play\n')
+  print(f'{run_config.agent}, {prefix} (env frames {counters.env_frames:,}, learner steps '
+        f'{counters.learner_steps:,}); {args.states} states of random play\n')
   # The LSTM's input is the last ReLU layer's output, layer-normalised where the config
   # says so: then its units are not ReLUs.
   print(table([(name, layer_stats(value, relu=name != 'lstm_input'))

@@ -8,8 +8,9 @@ from typing import Any, Dict
 
 import tensorflow as tf
 
-from seed.learner import checkpoint_match
-from seed.learner.counters import Counters
+from seed.run_dir import checkpoints
+
+from .counters import Counters
 
 _log = logging.getLogger(__name__)
 
@@ -47,8 +48,8 @@ class Checkpointer:
     self._counters = counters
     self._replay = replay
     os.makedirs(directory, exist_ok=True)  # The replay is written before the first index.
-    self._counter_values = tf.Variable(counters.as_array(), dtype=tf.int64, trainable=False)
-    self._checkpoint = tf.train.Checkpoint(counters=self._counter_values, **items)
+    self._counter_values = checkpoints.counters_variable(counters.as_array())
+    self._checkpoint = checkpoints.learner_checkpoint(self._counter_values, items)
     self._max_to_keep = max_to_keep
     self.directory = directory
     self._manager = self._open_manager()
@@ -95,11 +96,11 @@ class Checkpointer:
       load_counters: continue the checkpoint's counters; False leaves them at zero.
 
     Raises:
-      checkpoint_match.CheckpointMismatchError: it does not fit this network.
+      checkpoints.CheckpointMismatchError: it does not fit this network.
       ValueError: there is no such checkpoint, or it cannot be read.
     """
-    prefix = checkpoint_match.resolve(path)
-    checkpoint_match.restore(self._checkpoint, prefix)
+    prefix = checkpoints.resolve(path)
+    checkpoints.restore(self._checkpoint, prefix)
     if load_counters:
       self._counters.load_array(self._counter_values.numpy())
     _log.info('initialised from %s (counters %s): %s', prefix,
@@ -184,7 +185,3 @@ class Checkpointer:
 
 def _first_line(error: BaseException) -> str:
   return (str(error).strip().splitlines() or [''])[0]
-
-
-def checkpoint_dir(logdir: str) -> str:
-  return os.path.join(logdir, 'ckpt')

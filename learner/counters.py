@@ -3,11 +3,13 @@ import threading
 
 import numpy as np
 
+from seed.run_dir.checkpoints import SavedCounters
+
 
 class Counters:
   """env_frames (with action repeat), env_steps, episodes, learner_steps."""
 
-  NAMES = ('env_frames', 'env_steps', 'episodes', 'learner_steps')
+  NAMES = SavedCounters._fields  # The order a checkpoint keeps them in.
 
   def __init__(self):
     self._lock = threading.Lock()

@@ -22,7 +22,7 @@ from seed.inference.health import Health, start_health_server
 from seed.inference.server import start_server
 from seed.local_transport import LocalServer
 from seed.proto import actor_learner_pb2 as pb
-from seed.learner import run_files
+from seed.run_dir.layout import RunDir
 
 _log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ async def _serve(notice: FinishedNotice, options, credentials) -> None:
     host = security.split_host_port(options.server_address)[0]
     servers.append(await start_health_server(health, host, options.health_port))
   await health.serving()
-  run_files.write_port_file(options.logdir, port)
+  RunDir(options.logdir).write_port(port)
   _log.info('answering actors that the run had finished, for %.0f s (--finished_notice_s)',
             options.finished_notice_s)
   try:

@@ -12,8 +12,11 @@ from typing import List
 from seed import agents, config, local_transport, security, settings, unix_address
 from seed.inference.server import StreamLimits
 from seed.inputs import mixture_spec
-from seed.learner import run_lock, run_status, tuning_report
 from seed.process import cpu_quota
+from seed.run_dir import status
+from seed.run_dir import layout
+
+from . import run_lock, tuning_report
 
 _log = logging.getLogger(__name__)
 
@@ -81,15 +84,15 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
   except (ValueError, FileNotFoundError) as e:
     _log.error('%s', e)
     return BAD_SETTINGS
-  finished = run_status.read_finished(flags.logdir)
-  if run_status.covers(finished, flags.max_env_frames, flags.target_return):
+  finished = status.read_finished(flags.logdir)
+  if status.covers(finished, flags.max_env_frames, flags.target_return):
     # A restart (a Kubernetes pod, a Slurm requeue) of a run that has ended: nothing to
     # train. Its actors were told Finished when it ended; any that missed it are told now.
     _log.info('%s holds a finished run (%s, %d env frames) that meets this launch\'s goal; '
               'answering actors that it is over for %.0f s (--finished_notice_s), then '
-              'exiting 0', flags.logdir, run_status.FINISHED_FILE, finished['env_frames'],
+              'exiting 0', flags.logdir, layout.FINISHED_JSON, finished['env_frames'],
               flags.finished_notice_s)
-    from seed.learner import finished_notice  # pylint: disable=g-import-not-at-top
+    from . import finished_notice  # pylint: disable=g-import-not-at-top
     return finished_notice.serve(flags, finished, auth_token, credentials)
   os.makedirs(flags.logdir, exist_ok=True)
   lock = run_lock.RunLock(flags.logdir, flags.run_lock_stale_s, on_lost=_exit_at_once)
@@ -123,10 +126,10 @@ def _build_and_run(flags: LearnerFlags, flags_text: str, auth_token, credentials
   # Must happen before TensorFlow runs anything (agent modules may, at import).
   tf.config.threading.set_intra_op_parallelism_threads(intra_op)
   tf.config.threading.set_inter_op_parallelism_threads(inter_op)
-  from seed.learner import devices  # pylint: disable=g-import-not-at-top
+  from . import devices  # pylint: disable=g-import-not-at-top
   devices.split_cpu(flags.learner_devices)
-  from seed.learner.checkpoint import CheckpointReadError  # pylint: disable=g-import-not-at-top
-  from seed.learner.runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
+  from .checkpoint import CheckpointReadError  # pylint: disable=g-import-not-at-top
+  from .runtime import Learner, LearnerOptions  # pylint: disable=g-import-not-at-top
   try:
     agents.agent_class(flags.agent)  # Registers the agent's configurables before parsing.
     # --seed before the user's bindings: a binding of <Config>.seed wins over it.

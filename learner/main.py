@@ -24,7 +24,7 @@ def main(argv):
   cpu_affinity.pin_or_exit(FLAGS.cpu_cores)
   malloc_tuning.keep_large_buffers()
   logging.getLogger().setLevel(logging.INFO)
-  from seed.learner import launch as learner_launch  # pylint: disable=g-import-not-at-top
+  from . import launch as learner_launch  # pylint: disable=g-import-not-at-top
   flags_given = learner_launch.LearnerFlags(**flag_env.values(settings.LEARNER))
   sys.exit(learner_launch.launch(flags_given, FLAGS.flags_into_string()))
 

@@ -23,8 +23,11 @@ import numpy as np
 import psutil
 import tensorflow as tf
 
-from seed.learner import run_files
-from seed.learner.counters import Counters
+from seed.run_dir import records
+from seed.run_dir.layout import RunDir
+
+from . import run_files
+from .counters import Counters
 
 _log = logging.getLogger('seed.progress')
 
@@ -56,16 +59,13 @@ class Metrics:
     self._writer = tf.summary.create_file_writer(self._summary_dir)
     self._summaries = run_files.Outage('the TensorBoard summaries')
     self._writer_retry_at = 0.0  # monotonic time to open a new events file after a failure
+    run_dir = RunDir(logdir)
     self._episodes_csv = run_files.AppendOnlyCsv(
-        os.path.join(logdir, 'episodes.csv'),
-        ('env_frames', 'episode_return', 'episode_steps', 'wall_time_s')
-        + (('seed',) if num_seeds > 1 else ()))
-    self._progress_csv = run_files.AppendOnlyCsv(
-        os.path.join(logdir, 'progress.csv'),
-        ('wall_time_s', 'env_frames', 'learner_steps', 'episodes', 'env_frames_per_s',
-         'mean_inference_batch', 'queue_fill', 'actor_streams', 'connected_envs', 'rss_mb',
-         'threads', 'open_fds'))
-    self._train_steps_path = os.path.join(logdir, 'train_steps.csv') if log_train_steps else None
+        run_dir.episodes_csv,
+        records.EPISODE_COLUMNS + ((records.SEED_COLUMN,) if num_seeds > 1 else ()))
+    self._progress_csv = run_files.AppendOnlyCsv(run_dir.progress_csv,
+                                                 records.PROGRESS_COLUMNS)
+    self._train_steps_path = run_dir.train_steps_csv if log_train_steps else None
     # Its columns: the first logs, or the file's header when a resumed run appends.
     self._train_steps_csv: Optional[run_files.AppendOnlyCsv] = None
     self._lock = threading.Lock()

@@ -24,6 +24,7 @@ import time
 from typing import Optional
 
 from seed.process import local_processes
+from seed.run_dir.layout import RunDir
 
 _log = logging.getLogger(__name__)
 
@@ -41,7 +42,8 @@ class PeriodicEvaluation:
     self._child: Optional[subprocess.Popen] = None
     self._last_start = -float('inf')
     self.started = 0
-    self._pinned_dir = os.path.join(logdir, 'evaluation', 'pinned')
+    self._run_dir = RunDir(logdir)
+    self._pinned_dir = os.path.join(self._run_dir.evaluation, 'pinned')
     self._unpin()  # What a learner that was killed mid-evaluation left.
 
   def on_checkpoint(self, prefix: str) -> bool:
@@ -59,9 +61,9 @@ class PeriodicEvaluation:
                  f'--checkpoint={pinned}', f'--episodes={self._episodes}',
                  '--policy=greedy', '--tensorboard']
       if self._video:
-        command.append(f'--video={os.path.join(self._logdir, "evaluation", name + ".mp4")}')
-      os.makedirs(os.path.join(self._logdir, 'logs'), exist_ok=True)
-      with open(os.path.join(self._logdir, 'logs', 'evaluation.log'), 'a') as log:
+        command.append(f'--video={os.path.join(self._run_dir.evaluation, name + ".mp4")}')
+      os.makedirs(self._run_dir.logs, exist_ok=True)
+      with open(os.path.join(self._run_dir.logs, 'evaluation.log'), 'a') as log:
         self._child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                        env=local_processes.child_env(),
                                        cwd=local_processes.REPO)

@@ -3,13 +3,12 @@ events), written so that a full disk costs records, never the run.
 
 A record that cannot be written (no space, a quota, an I/O error) is dropped
 and the outage is logged once, with what was lost when it ends; training and
-the actors' streams go on. Checkpoints are handled apart (`learner/checkpoint.py`).
-Also the `port` file: the port a learner bound (port 0 in tests), once it serves.
+the actors' streams go on. Checkpoints are handled apart (`learner/checkpoint.py`); the
+files' names and columns are seed.run_dir's.
 """
-import csv
 import logging
 import os
-from typing import Dict, List, Sequence
+from typing import Sequence
 
 _log = logging.getLogger('seed.learner.run_files')
 
@@ -121,35 +120,3 @@ def _cut_torn_line(fd: int) -> None:
 def _one_line(error: BaseException) -> str:
   text = f'{type(error).__name__}: {error}'.replace('\n', ' ').replace('\t', '')
   return text if len(text) <= 300 else text[:300] + '...'
-
-
-def read_training_episodes(path: str) -> List[Dict[str, str]]:
-  """The rows of an episodes.csv that the run's training kept, in order, each with
-  'training_s' added: wall_time_s summed over the learner's starts (each resume starts
-  its clock at 0 again), so training time without the pauses between them.
-
-  A resume rewinds the frames to its checkpoint's: the rows logged before it that ended
-  at or after the resumed learner's first came from training it threw away, and are left
-  out (as `seed plot` leaves them out of the curves). A resume shows as the clock going
-  back."""
-  rows: List[Dict[str, str]] = []
-  offset_s = last_s = 0.0
-  with open(path, newline='') as f:
-    for row in csv.DictReader(f):
-      if None in row.values():
-        continue  # A line being appended as we read: left for the next read.
-      wall_s, frames = float(row['wall_time_s']), int(row['env_frames'])
-      if wall_s + offset_s < last_s:  # A resumed learner's clock restarted.
-        rows = [r for r in rows if int(r['env_frames']) < frames]
-        offset_s = float(rows[-1]['training_s']) if rows else 0.0
-      last_s = wall_s + offset_s
-      rows.append(dict(row, training_s=repr(last_s)))
-  return rows
-
-
-def write_port_file(logdir: str, port: int) -> None:
-  """<logdir>/port: the port actually bound (useful with port 0 in tests), whole or absent."""
-  tmp = os.path.join(logdir, 'port.tmp')
-  with open(tmp, 'w') as f:
-    f.write(f'{port}\n')
-  os.replace(tmp, os.path.join(logdir, 'port'))

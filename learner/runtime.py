@@ -19,23 +19,17 @@ from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.local_transport import LocalServer
 from seed.inference.step_processor import StepProcessor
 from seed.inputs import build as inputs
-from seed.learner import devices
-from seed.learner.checkpoint import Checkpointer, checkpoint_dir
-from seed.learner.counters import Counters
-from seed.learner.metrics import Metrics
-from seed.learner.periodic_evaluation import PeriodicEvaluation
-from seed.learner import run_files, run_status, tuning_report
-from seed.learner.trainer import Trainer
+from seed.run_dir import status
+from seed.run_dir.layout import RunDir
+
+from . import devices, tuning_report
+from .checkpoint import Checkpointer
+from .counters import Counters
+from .metrics import Metrics
+from .periodic_evaluation import PeriodicEvaluation
+from .trainer import Trainer
 
 _log = logging.getLogger(__name__)
-
-
-def register_configurables(agent: str) -> None:
-  """Registers what the learner binds in gin (this module's options, by being imported,
-  and `agent`'s config), so another process (seed.evaluate, seed.experiments) parses a
-  config as strictly as the learner does. Raises ValueError for an unknown agent,
-  naming the known ones."""
-  agents.agent_class(agent)
 
 
 # What a learner runs with: every learner setting (seed.settings.LEARNER), as its flags
@@ -91,7 +85,7 @@ class Learner:
       self.processor.warm_up()
     saved_replay = (self.agent_input if options.checkpoint_replay and
                     self.agent_input.saves_anything else None)
-    self.checkpointer = Checkpointer(checkpoint_dir(options.logdir),
+    self.checkpointer = Checkpointer(RunDir(options.logdir).checkpoints,
                                      self.agent.checkpoint_items(), self.counters,
                                      replay=saved_replay)
     self.resumed = self.checkpointer.restore_latest()
@@ -177,11 +171,12 @@ class Learner:
     if self.finish_reason is not None:
       # The marker a restarted learner exits by and the experiment runner skips runs by.
       try:
-        run_status.mark_if_finished(self.options.logdir, self.counters.snapshot(),
+        status.mark_if_finished(self.options.logdir, self.counters.snapshot(),
                                     self.options.max_env_frames, self.options.target_return,
                                     self.metrics.mean_recent_return())
       except OSError as e:  # A restart resumes at its goal and finishes again.
-        _log.error('could not write %s: %s; exit 1', run_status.FINISHED_FILE, e)
+        _log.error('could not write %s: %s; exit 1', RunDir(self.options.logdir).finished_json,
+                   e)
         return 1
       return 0
     return self.options.stopped_exit_code
@@ -235,7 +230,7 @@ class Learner:
       host = security.split_host_port(self.options.server_address)[0]
       servers.append(await start_health_server(health, host, self.options.health_port))
     await health.serving()
-    run_files.write_port_file(self.options.logdir, self.port)
+    RunDir(self.options.logdir).write_port(self.port)
     self._served = True
     try:
       next_tick = loop.time() + self.options.progress_interval_s

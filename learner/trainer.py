@@ -5,7 +5,8 @@ import time
 from typing import Callable, Optional
 
 from seed import thread_names
-from seed.learner.checkpoint import CheckpointWriteError
+
+from .checkpoint import CheckpointWriteError
 
 _log = logging.getLogger(__name__)
 

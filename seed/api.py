@@ -16,7 +16,6 @@ experiment runner and the benchmarks start them); `seed.evaluate` runs
 `python -m seed.evaluate` and reads the report it writes. Nothing here imports
 TensorFlow. A run directory that holds a checkpoint resumes from it.
 """
-import csv
 import dataclasses
 import json
 import os
@@ -24,34 +23,19 @@ import re
 import signal
 import subprocess
 import sys
-from typing import Dict, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 from seed import config
-from seed.learner import run_files
 from seed.process import local_processes
+from seed.run_dir import records
+from seed.run_dir.layout import RunDir
 
 REPO = local_processes.REPO
-_CHECKPOINT_LINE = re.compile(r'^model_checkpoint_path: "(.*)"$', re.M)
 
 
-@dataclasses.dataclass(frozen=True)
-class Progress:
-  """The learner's latest progress line (progress.csv)."""
-  wall_time_s: float
-  env_frames: int
-  learner_steps: int
-  episodes: int
-  env_frames_per_s: float
-
-
-@dataclasses.dataclass(frozen=True)
-class Episode:
-  """One training episode (episodes.csv); `seed_index` is 0 unless --num_seeds > 1."""
-  env_frames: int
-  episode_return: float
-  episode_steps: int
-  wall_time_s: float
-  seed_index: int = 0
+# The learner's latest progress line, and one training episode (seed.run_dir.records).
+Progress = records.Progress
+Episode = records.TrainingEpisode
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,24 +50,6 @@ class EvaluationReport:
   std_return: float
   report_path: str
   video_path: Optional[str]
-
-
-def _read_csv(path: str) -> List[Dict[str, str]]:
-  if not os.path.exists(path):
-    return []
-  with open(path, newline='') as f:
-    # A line being appended as we read has fewer fields: it is left for next time.
-    return [row for row in csv.DictReader(f) if None not in row.values()]
-
-
-def latest_checkpoint(logdir: str) -> Optional[str]:
-  """The prefix of the run's latest complete checkpoint (RUN/ckpt/ckpt-N), or None."""
-  try:
-    with open(os.path.join(logdir, 'ckpt', 'checkpoint')) as f:
-      found = _CHECKPOINT_LINE.search(f.read())
-  except FileNotFoundError:
-    return None
-  return os.path.join(logdir, 'ckpt', os.path.basename(found.group(1))) if found else None
 
 
 class TrainingRun:
@@ -119,7 +85,7 @@ class TrainingRun:
       codes = ', '.join(str(actor.returncode) for actor in self._actors)
       self.stop()
       raise RuntimeError(f'every actor exited (codes {codes}) while the learner still ran; '
-                         f'see {os.path.join(self.logdir, "logs")}/actor_*.log')
+                         f'see {RunDir(self.logdir).logs}/actor_*.log')
     local_processes.stop(self._actors)
     return code
 
@@ -134,32 +100,17 @@ class TrainingRun:
 
   def progress(self) -> Optional[Progress]:
     """The latest progress line, or None before the first."""
-    rows = _read_csv(os.path.join(self.logdir, 'progress.csv'))
-    if not rows:
-      return None
-    row = rows[-1]
-    return Progress(wall_time_s=float(row['wall_time_s']), env_frames=int(row['env_frames']),
-                    learner_steps=int(row['learner_steps']), episodes=int(row['episodes']),
-                    env_frames_per_s=float(row['env_frames_per_s']))
+    return records.read_latest_progress(self.logdir)
 
   def episodes(self) -> List[Episode]:
     """Every training episode so far, in the order they ended, without those a resume
-    trained away (played after the checkpoint it resumed from); wall_time_s as the
-    learner that played it logged it."""
-    path = os.path.join(self.logdir, 'episodes.csv')
-    if not os.path.exists(path):
-      return []
-    return [Episode(env_frames=int(row['env_frames']),
-                    episode_return=float(row['episode_return']),
-                    episode_steps=int(row['episode_steps']),
-                    wall_time_s=float(row['wall_time_s']),
-                    seed_index=int(row.get('seed') or 0))
-            for row in run_files.read_training_episodes(path)]
+    trained away (played after the checkpoint it resumed from)."""
+    return records.read_training_episodes(self.logdir)
 
   @property
   def checkpoint(self) -> Optional[str]:
     """The latest complete checkpoint's prefix, or None before the first."""
-    return latest_checkpoint(self.logdir)
+    return RunDir(self.logdir).latest_checkpoint()
 
   def __enter__(self) -> 'TrainingRun':
     return self
@@ -222,7 +173,7 @@ def train(env: str, agent: str, num_actors: int = 2, num_envs: int = 4,
                        f'{local_processes.learner_last_line(logdir)}') from e
   actors = [local_processes.start_actor(
       actor_id, num_envs, port, gin_flags + [f'--seed={seed}'] + list(actor_flags),
-      log_path=os.path.join(logdir, 'logs', f'actor_{actor_id}.log'), append=True,
+      log_path=RunDir(logdir).actor_log(actor_id), append=True,
       address=actor_address) for actor_id in range(num_actors)]
   return TrainingRun(logdir, learner, actors)
 

@@ -8,6 +8,8 @@ import gin
 import gin.config
 import gin.config_parser
 
+from seed.run_dir.layout import RunDir
+
 # Agent hyperparameters moved from the agent classes to their config dataclasses
 # (issue 12), some under new names. Old bindings fail with the new name.
 _CONFIG_OF_AGENT = {'VTraceAgent': 'VTraceConfig', 'PPOAgent': 'PPOConfig',
@@ -136,7 +138,7 @@ def read_saved_flags(logdir: str, bool_names: Iterable[str] = ()) -> Dict[str, L
   booleans as `--name` or `--noname`: those are read as 'true' or 'false' under
   `name`, where `name` is in `bool_names` (a bare `--noX` could be X's or noX's).
   """
-  path = os.path.join(logdir, 'flags.txt')
+  path = RunDir(logdir).flags_txt
   if not os.path.exists(path):
     return {}
   bool_names = set(bool_names)
@@ -159,8 +161,8 @@ def read_saved_flags(logdir: str, bool_names: Iterable[str] = ()) -> Dict[str, L
 def write_run_config(logdir: str, flags_text: str) -> None:
   """operative_config.gin (the values actually used) and flags.txt."""
   os.makedirs(logdir, exist_ok=True)
-  _write_atomically(os.path.join(logdir, 'operative_config.gin'), gin.operative_config_str())
-  _write_atomically(os.path.join(logdir, 'flags.txt'), flags_text)
+  _write_atomically(RunDir(logdir).operative_config, gin.operative_config_str())
+  _write_atomically(RunDir(logdir).flags_txt, flags_text)
 
 
 def _write_atomically(path: str, text: str) -> None:

@@ -25,12 +25,10 @@ import logging
 import os
 import sys
 import types
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import List, Optional
 
-import gin
-
-from seed import config
-from seed.evaluation import video
+from seed.evaluation import restore, video
+from seed.run_dir.layout import RunDir
 
 POLICIES = ('greedy', 'sample')
 BAD_SETTINGS = 2
@@ -62,9 +60,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   return parser.parse_args(argv)
 
 
-def check_args(args: argparse.Namespace) -> None:
-  """Raises ValueError naming the first bad argument and what is accepted; fills in
-  the run's saved gin config and agent where none is given."""
+def check_args(args: argparse.Namespace) -> restore.RunConfig:
+  """The run's agent and config (its saved ones where the flags give none); ValueError
+  naming the first bad argument and what is accepted."""
   if args.policy not in POLICIES:
     raise ValueError(f'unknown --policy {args.policy!r}; accepted: {", ".join(POLICIES)}')
   for name in ('episodes', 'num_envs', 'video_episodes'):
@@ -72,36 +70,26 @@ def check_args(args: argparse.Namespace) -> None:
       raise ValueError(f'--{name}={getattr(args, name)}; expected at least 1')
   if args.seed < 0:
     raise ValueError(f'--seed={args.seed}; expected an integer >= 0')
-  if not os.path.isdir(args.logdir):
-    raise ValueError(f'--logdir={args.logdir} is not a directory')
-  if not args.gin_file:
-    saved = os.path.join(args.logdir, 'operative_config.gin')
-    if not os.path.exists(saved):
-      raise ValueError(f'{saved} does not exist; give the config with --gin_file')
-    args.gin_file = [saved]
-  if not args.agent:
-    args.agent = (config.read_saved_flags(args.logdir).get('agent') or [None])[-1]
-    if not args.agent:
-      raise ValueError(f'{args.logdir}/flags.txt names no --agent; give --agent')
+  run_config = restore.saved_config(args.logdir, args.agent, args.gin_file, args.gin_bindings,
+                                    args.env)
   if args.video:
     video.check_available()
+  return run_config
 
 
-def evaluate(args: argparse.Namespace) -> int:
+def evaluate(args: argparse.Namespace, run_config: restore.RunConfig) -> int:
   """Loads, plays and reports (imports TensorFlow); raises ValueError or VideoUnavailable."""
-  from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
+  from seed.envs import EnvConfig, env_spec  # pylint: disable=g-import-not-at-top
   from seed.evaluation import report  # pylint: disable=g-import-not-at-top
-  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
-  learner_runtime.register_configurables(args.agent)
-  with gin.unlock_config():  # A config parsed before in this process (tests) goes.
-    gin.clear_config()
-    config.parse_gin(args.gin_file, args.gin_bindings, env_name=args.env)
+  restore.parse_config(run_config)
   env_config = EnvConfig()
   num_envs = min(args.num_envs, args.episodes)
   envs = [_make_video_env(env_config, args.seed) if args.video and i == 0
           else env_config.make(args.seed + i) for i in range(num_envs)]
   try:
-    agent, prefix, counters = _restore_agent(args, envs[0], num_envs)
+    agent, prefix, counters = restore.restore_agent(
+        run_config.agent, env_spec(envs[0]), num_envs, args.checkpoint or args.logdir,
+        '--checkpoint' if args.checkpoint else '--logdir')
     recorder = (video.EpisodeRecorder(envs[0], args.video, args.video_episodes)
                 if args.video else None)
     played = _play(agent, envs, args, recorder)
@@ -109,73 +97,24 @@ def evaluate(args: argparse.Namespace) -> int:
     for env in envs:
       env.close()
   stats = report.summary(played)
-  print(f'{args.agent} on {env_config.name}, checkpoint {prefix} (env frames '
-        f'{counters["env_frames"]:,}, learner steps {counters["learner_steps"]:,}); policy '
+  print(f'{run_config.agent} on {env_config.name}, checkpoint {prefix} (env frames '
+        f'{counters.env_frames:,}, learner steps {counters.learner_steps:,}); policy '
         f'{args.policy}; env seeds {args.seed}..{args.seed + num_envs - 1}')
   print(report.table(stats, len(played)))
   paths = report.write(
-      os.path.join(args.logdir, 'evaluation'),
+      RunDir(args.logdir).evaluation,
       report.file_stem(prefix, args.policy, args.seed, num_envs), stats, played,
-      about={'checkpoint': prefix, 'agent': args.agent, 'env': env_config.name,
+      about={'checkpoint': prefix, 'agent': run_config.agent, 'env': env_config.name,
              'policy': args.policy, 'seed': args.seed, 'num_envs': num_envs,
-             'counters': counters})
+             'counters': counters._asdict()})
   written = recorder.close() if recorder is not None else None
   if recorder is not None:
     paths.append(f'{written} ({recorder.frames} frames)' if written else 'no video frames')
   if args.tensorboard:
     from seed.evaluation import tensorboard  # pylint: disable=g-import-not-at-top
-    paths.append(tensorboard.write(args.logdir, counters['env_frames'], stats, written))
+    paths.append(tensorboard.write(args.logdir, counters.env_frames, stats, written))
   print('written: ' + ', '.join(paths))
   return 0
-
-
-def _restore_agent(args: argparse.Namespace, env, num_envs: int):
-  """(agent with the checkpoint's weights, the checkpoint prefix, its counters by name)."""
-  # pylint: disable=g-import-not-at-top
-  import numpy as np
-  import tensorflow as tf
-  from seed import agents
-  from seed.learner import checkpoint_match
-  from seed.learner.counters import Counters
-  from seed.envs import env_spec
-  # pylint: enable=g-import-not-at-top
-  agent = agents.agent_class(args.agent)(env_spec=env_spec(env))
-  agent.warm_up([num_envs])  # Every variable, the optimizer's too, exists before reading.
-  # The learner's checkpoint layout (seed.learner.checkpoint.Checkpointer): counters beside the items.
-  counter_values = tf.Variable(np.zeros(len(Counters.NAMES), np.int64), trainable=False)
-  checkpoint = tf.train.Checkpoint(counters=counter_values, **agent.checkpoint_items())
-  prefix = (checkpoint_match.resolve(args.checkpoint, '--checkpoint') if args.checkpoint
-            else checkpoint_match.resolve(args.logdir, '--logdir'))
-  checkpoint_match.restore(checkpoint, prefix)
-  agent.on_restored()
-  counters = dict(zip(Counters.NAMES, (int(x) for x in counter_values.numpy())))
-  # --policy sample then acts as the run's training envs did at this checkpoint.
-  agent.observe_env_frames(counters['env_frames'])
-  return agent, prefix, counters
-
-
-class RestoredRun(NamedTuple):
-  """A run's agent at one of its checkpoints, for tools that look inside a run."""
-  args: argparse.Namespace  # the run's settings, as seed.evaluate reads them
-  agent: Any
-  env: Any  # one env of the run's config, open: the caller closes it
-  prefix: str  # the checkpoint's path prefix
-  counters: Dict[str, int]  # its counters by name
-
-
-def restore_run(logdir: str, checkpoint: str = '') -> RestoredRun:
-  """The agent of the run in `logdir` at its latest checkpoint (or `checkpoint`), with
-  its gin config parsed and one env of it (bench.q_probe, bench.adam_steps)."""
-  from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
-  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
-  args = parse_args(['--logdir', logdir]
-                    + (['--checkpoint', checkpoint] if checkpoint else []))
-  check_args(args)
-  learner_runtime.register_configurables(args.agent)
-  config.parse_gin(args.gin_file, args.gin_bindings, env_name=args.env)
-  env = EnvConfig().make(0)
-  agent, prefix, counters = _restore_agent(args, env, 1)
-  return RestoredRun(args, agent, env, prefix, counters)
 
 
 def _play(agent, envs, args: argparse.Namespace, recorder):
@@ -203,8 +142,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(name)s: %(message)s')
   args = parse_args(argv)
   try:
-    check_args(args)
-    return evaluate(args)
+    return evaluate(args, check_args(args))
   except (ValueError, SyntaxError, FileNotFoundError, video.VideoUnavailable) as e:
     # Gin raises SyntaxError for a malformed binding; ValueError for an unknown one.
     print(f'seed.evaluate: {e}', file=sys.stderr)

@@ -40,3 +40,26 @@ def agent_class(name: str):
     raise ValueError(f'unknown agent {name!r}; known agents: {", ".join(AGENTS)}')
   module_name, class_name = AGENTS[name].agent.split(':')
   return getattr(importlib.import_module(module_name), class_name)
+
+
+def config_class(name: str) -> type:
+  """The gin-bound config dataclass of agent `name`, from its package's `config` module
+  (no TensorFlow)."""
+  if name not in AGENTS:
+    raise ValueError(f'unknown agent {name!r}; known agents: {", ".join(AGENTS)}')
+  package = AGENTS[name].agent.split(':')[0].rpartition('.')[0]
+  return getattr(importlib.import_module(f'{package}.config'), AGENTS[name].config)
+
+
+def register_gin_configurables(name: str) -> Tuple[type, ...]:
+  """What a learner of agent `name` binds in gin: the env's config, the agent's, and
+  its input's (a replay, a mixture of replays). Gin knows a configurable once its module
+  is imported; importing them here lets a process that parses a run's config (test
+  mode, the experiment runner's check) parse it as strictly as the learner does, without
+  TensorFlow. ValueError for an unknown agent, naming the known ones."""
+  # pylint: disable=g-import-not-at-top
+  from seed.envs.registry import EnvConfig
+  from seed.inputs.mixture_spec import ReplayMixtureConfig
+  from seed.inputs.replay_input import ReplayInput
+  # pylint: enable=g-import-not-at-top
+  return (EnvConfig, config_class(name), ReplayMixtureConfig, ReplayInput)

@@ -12,9 +12,11 @@ from typing import Mapping, Optional
 
 import numpy as np
 
+from seed.run_dir import layout
+
 MAX_GIF_FRAMES = 200
 MAX_GIF_WIDTH = 240
-SUBDIRECTORY = os.path.join('evaluation', 'tb')
+SUBDIRECTORY = os.path.join(layout.EVALUATION, 'tb')
 
 
 def gif_from_video(path: str, max_frames: int = MAX_GIF_FRAMES,

@@ -1,6 +1,6 @@
 """Checking every experiment's gin config before the first one starts, as strictly as
 its learner will: a typo in the fifth grid point must not wait for four runs to fail.
-Imports TensorFlow (what the learner registers in gin lives beside its models)."""
+TensorFlow-free: what a learner binds in gin is its configs (seed.agents)."""
 import inspect
 import re
 import tokenize
@@ -18,8 +18,7 @@ _GIN_ERRORS = (ValueError, SyntaxError, tokenize.TokenError, TypeError)
 def check(name: str, resolved: Resolved) -> None:
   """Raises ValueError naming the experiment, what gin or a config refuses, and what it
   accepts; leaves gin's bindings cleared."""
-  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
-  learner_runtime.register_configurables(resolved.agent)
+  agents.register_gin_configurables(resolved.agent)
   # Unlocked: a learner's parse (parse_gin) finalizes gin's config; here it is parsed
   # once per experiment, piece by piece.
   with gin.unlock_config():
@@ -54,7 +53,7 @@ def _check(name: str, resolved: Resolved) -> None:
     gin.bind_parameter('EnvConfig.name', resolved.learner_flags['env'])
   try:
     EnvConfig()
-    agents.agent_class(resolved.agent).config_class()
+    agents.config_class(resolved.agent)()
   except ValueError as e:  # A value out of range, an unknown env: the config says which.
     raise ValueError(f'experiment {name}: {_first_line(e)}') from None
 

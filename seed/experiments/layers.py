@@ -22,6 +22,7 @@ import os
 from typing import Dict, Mapping, Optional, Tuple
 
 from seed import agents, config, settings
+from seed.run_dir.layout import RunDir
 
 LAYER_NAMES = ('defaults', 'saved', 'overrides', 'command_line')
 
@@ -81,7 +82,7 @@ DEFAULTS = Layer(agent='vtrace', seed=0, num_actors=1, num_envs=4)
 
 def saved_layer(run_dir: str) -> Layer:
   """The run directory's saved config: operative_config.gin and flags.txt (empty if none)."""
-  gin_path = os.path.join(run_dir, 'operative_config.gin')
+  gin_path = RunDir(run_dir).operative_config
   saved = config.read_saved_flags(run_dir, bool_names=bool_flags())
   wanted = set(experiment_flags())
   return Layer(

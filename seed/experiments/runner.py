@@ -7,9 +7,10 @@ import os
 import subprocess
 from typing import List, Optional
 
-from seed.process import local_processes
-from seed.learner import run_files, run_status
 from seed.experiments.layers import Resolved
+from seed.process import local_processes
+from seed.run_dir import records, status
+from seed.run_dir.layout import RunDir
 
 # How often the runner looks at its processes while a run trains.
 POLL_S = 1.0
@@ -25,11 +26,11 @@ class Outcome:
 
 def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
   """Runs (or resumes) one experiment until its learner stops; skips a finished one."""
-  if run_status.is_finished(run_dir, resolved.max_env_frames):
-    record = run_status.read_finished(run_dir)
+  if status.is_finished(run_dir, resolved.max_env_frames):
+    record = status.read_finished(run_dir)
     return Outcome('skipped', f'finished before at {record["env_frames"]:,} env frames')
-  resumed = os.path.exists(os.path.join(run_dir, 'ckpt', 'checkpoint'))
-  os.makedirs(os.path.join(run_dir, 'logs'), exist_ok=True)
+  resumed = RunDir(run_dir).latest_checkpoint() is not None
+  os.makedirs(RunDir(run_dir).logs, exist_ok=True)
   write_experiment_file(run_dir, name, resolved)
   actors = 'actor' if resolved.num_actors == 1 else 'actors'
   print(f'seed.experiments: {"resuming" if resumed else "starting"} {name} '
@@ -49,7 +50,7 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
     for actor_id in range(resolved.num_actors):
       actors.append(local_processes.start_actor(
           actor_id, resolved.num_envs, port, resolved.actor_args(),
-          log_path=os.path.join(run_dir, 'logs', f'actor_{actor_id}.log'), append=True,
+          log_path=RunDir(run_dir).actor_log(actor_id), append=True,
           address=actor_address))
     code = local_processes.wait_learner(learner, actors, poll_s=POLL_S)
   finally:
@@ -60,7 +61,7 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
                    'still ran; see logs/actor_*.log')
   if code != 0:
     return Outcome('failed', f'the learner exited with {code}: {local_processes.learner_last_line(run_dir)}')
-  record = run_status.read_finished(run_dir)
+  record = status.read_finished(run_dir)
   if record is None or record['max_env_frames'] < resolved.max_env_frames:
     return Outcome('stopped', 'the learner stopped before max_env_frames')
   return Outcome('finished', f'{record["env_frames"]:,} env frames')
@@ -68,7 +69,7 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
 
 def write_experiment_file(run_dir: str, name: str, resolved: Resolved) -> None:
   """<run_dir>/experiment.json: the resolved settings and the layer each came from."""
-  path = os.path.join(run_dir, 'experiment.json')
+  path = RunDir(run_dir).experiment_json
   tmp = f'{path}.tmp'
   with open(tmp, 'w') as f:
     json.dump({'name': name, **dataclasses.asdict(resolved)}, f, indent=1)
@@ -78,11 +79,8 @@ def write_experiment_file(run_dir: str, name: str, resolved: Resolved) -> None:
 def recent_return(run_dir: str, window_episodes: int = 20) -> Optional[float]:
   """The mean return of the run's last `window_episodes` training episodes (episodes.csv,
   without what a resume trained away)."""
-  path = os.path.join(run_dir, 'episodes.csv')
-  if not os.path.exists(path):
-    return None
-  returns = [float(row['episode_return'])
-             for row in run_files.read_training_episodes(path)][-window_episodes:]
+  returns = [e.episode_return
+             for e in records.read_training_episodes(run_dir)][-window_episodes:]
   return sum(returns) / len(returns) if returns else None
 
 

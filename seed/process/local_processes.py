@@ -12,6 +12,7 @@ import time
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from seed import unix_address
+from seed.run_dir.layout import RunDir
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -27,11 +28,10 @@ def start_learner(logdir: str, agent: str, flags: List[str],
                   log_name: str = 'learner.log', append: bool = False) -> subprocess.Popen:
   """A learner on a free localhost port, logging to <logdir>/logs/<log_name> (after what
   the log holds with `append`, so a resumed run keeps the earlier starts' lines)."""
-  os.makedirs(os.path.join(logdir, 'logs'), exist_ok=True)
-  port_file = os.path.join(logdir, 'port')
-  if os.path.exists(port_file):  # A previous run's: wait_for_port must not read it.
-    os.remove(port_file)
-  with open(os.path.join(logdir, 'logs', log_name), 'a' if append else 'w') as log:
+  run_dir = RunDir(logdir)
+  os.makedirs(run_dir.logs, exist_ok=True)
+  run_dir.remove_port()
+  with open(os.path.join(run_dir.logs, log_name), 'a' if append else 'w') as log:
     return subprocess.Popen(
         [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
          '--server_address=localhost:0'] + flags,
@@ -48,7 +48,7 @@ def local_socket(logdir: str, learner_flags: Sequence[str] = ()) -> Tuple[List[s
   if given:
     path = given[-1][len('--local_socket='):]
     return [], (unix_address.SCHEME + path if path else None)
-  path = os.path.abspath(os.path.join(logdir, 'learner.sock'))
+  path = os.path.abspath(RunDir(logdir).local_socket)
   if not unix_address.fits(path):
     return [], None
   return [f'--local_socket={path}'], unix_address.SCHEME + path
@@ -56,19 +56,17 @@ def local_socket(logdir: str, learner_flags: Sequence[str] = ()) -> Tuple[List[s
 
 def wait_for_port(learner: subprocess.Popen, logdir: str, poll_s: float = 0.1) -> int:
   """The port the learner listens on, once it does; raises if it exits first."""
-  port_file = os.path.join(logdir, 'port')
-  while not os.path.exists(port_file):
+  run_dir = RunDir(logdir)
+  while (port := run_dir.read_port()) is None:
     if learner.poll() is not None:
-      raise RuntimeError(f'learner exited with {learner.returncode}: see '
-                         f'{os.path.join(logdir, "logs", "learner.log")}')
+      raise RuntimeError(f'learner exited with {learner.returncode}: see {run_dir.learner_log}')
     time.sleep(poll_s)
-  with open(port_file) as f:
-    return int(f.read())
+  return port
 
 
 def learner_last_line(run_dir: str) -> str:
   """The learner log's last error line (or last line): what it said when it stopped."""
-  path = os.path.join(run_dir, 'logs', 'learner.log')
+  path = RunDir(run_dir).learner_log
   try:
     with open(path) as f:
       lines = [line.strip() for line in f if line.strip()]

@@ -29,6 +29,7 @@ from typing import Callable, List, Optional, Sequence
 
 from seed import config, settings
 from seed.process import local_processes
+from seed.run_dir.layout import RunDir
 
 USAGE = 'usage: seed train ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [learner flags]'
 # Flags the actors get too: --seed also seeds their envs (env i of actor a: seed +
@@ -218,11 +219,9 @@ def train(plan: Plan) -> int:
   kills the group kills them all); each stops cleanly on it, and this process then
   stops the actors and waits for the learner's checkpoint.
   """
-  logs = os.path.join(plan.logdir, 'logs')
-  os.makedirs(logs, exist_ok=True)
-  port_file = os.path.join(plan.logdir, 'port')
-  if os.path.exists(port_file):
-    os.remove(port_file)
+  run_dir = RunDir(plan.logdir)
+  os.makedirs(run_dir.logs, exist_ok=True)
+  run_dir.remove_port()
   env = _child_env()
   print(f'seed: {plan.env}/{plan.agent} with {plan.num_actors} actors x {plan.envs_per_actor} '
         f'envs; run directory {plan.logdir}; actors connect to {plan.actor_address}', flush=True)
@@ -235,7 +234,7 @@ def train(plan: Plan) -> int:
     raise _Interrupted()
 
   previous = {sig: signal.signal(sig, interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
-  learner_log = os.path.join(logs, 'learner.log')
+  learner_log = run_dir.learner_log
   started: List[subprocess.Popen] = []
   learner: Optional[subprocess.Popen] = None
   echo_done = threading.Event()
@@ -251,7 +250,7 @@ def train(plan: Plan) -> int:
     echo = threading.Thread(target=_echo, args=(learner_log, learner, echo_done), daemon=True)
     echo.start()
     # Actors connect once the learner has warmed up and bound its port.
-    while not os.path.exists(port_file):
+    while run_dir.read_port() is None:
       if learner.poll() is not None:
         if learner.returncode == _BAD_SETTINGS:  # Its one line, echoed, says why.
           print(f'seed: the learner refused its settings (its line in {learner_log})',
@@ -265,7 +264,7 @@ def train(plan: Plan) -> int:
     actors += [(i, 1, ['--eval']) for i in range(plan.num_actors,
                                                  plan.num_actors + plan.eval_actors)]
     for actor_id, num_envs, extra in actors:
-      with open(os.path.join(logs, f'actor_{actor_id}.log'), 'w') as log:
+      with open(run_dir.actor_log(actor_id), 'w') as log:
         started.append(subprocess.Popen(
             [python, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
              f'--num_envs={num_envs}', *extra, f'--gin_file={plan.gin_file}',
@@ -274,7 +273,7 @@ def train(plan: Plan) -> int:
     beside = os.path.join(os.path.dirname(sys.executable), 'tensorboard')
     tensorboard = beside if os.path.exists(beside) else shutil.which('tensorboard')
     if plan.tensorboard_port != '0' and tensorboard:
-      with open(os.path.join(logs, 'tensorboard.log'), 'w') as log:
+      with open(os.path.join(run_dir.logs, 'tensorboard.log'), 'w') as log:
         started.append(subprocess.Popen(
             [tensorboard, '--logdir', plan.logdir, '--host', 'localhost',
              '--port', plan.tensorboard_port], stdout=log, stderr=subprocess.STDOUT, env=env))

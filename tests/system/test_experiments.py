@@ -93,8 +93,8 @@ def saved_run(run_dir, entropy_cost, return_window):
 def entropy_cost_and_seed(resolved):
   """What a learner parsing the resolved gin would use."""
   import gin  # pylint: disable=g-import-not-at-top
-  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
-  learner_runtime.register_configurables('vtrace')
+  from seed import agents  # pylint: disable=g-import-not-at-top
+  agents.register_gin_configurables('vtrace')
   with gin.unlock_config():
     gin.clear_config()
     config.parse_gin(resolved.gin_files, resolved.gin_bindings)
@@ -212,18 +212,6 @@ def test_runner_resumes_an_unfinished_run_and_skips_a_finished_one(tmp_path):
   assert '| entropy_cost=0.02__seed=5 | skipped |' in result.stdout
   assert 'skipped (finished before at' in result.stdout
   assert learner_log.read_text() == log
-
-
-def test_a_run_is_finished_for_budgets_up_to_the_one_it_reached(tmp_path):
-  from seed.learner import run_status  # pylint: disable=g-import-not-at-top
-  counters = {'env_frames': 5000, 'env_steps': 5000, 'episodes': 9, 'learner_steps': 3}
-  assert not run_status.mark_if_finished(str(tmp_path), counters, max_env_frames=6000)
-  assert not run_status.mark_if_finished(str(tmp_path), counters, max_env_frames=0)
-  assert run_status.read_finished(str(tmp_path)) is None
-  assert run_status.mark_if_finished(str(tmp_path), counters, max_env_frames=4000)
-  assert run_status.is_finished(str(tmp_path), 4000)
-  assert run_status.is_finished(str(tmp_path), 1000)
-  assert not run_status.is_finished(str(tmp_path), 4001)  # a larger budget: resume it
 
 
 def test_sigterm_inside_sigterm_raises_runs_the_cleanup(tmp_path):

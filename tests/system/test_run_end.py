@@ -12,36 +12,10 @@ import time
 
 import pytest
 
-from seed.learner import run_status
 from tests.processes import REPO, Run, _env
 from tests.server_harness import LockstepClient, ServerHarness, free_port, hello, step
 
 pytestmark = pytest.mark.timeout(240)
-
-COUNTERS = {'env_frames': 5000, 'env_steps': 5000, 'episodes': 9, 'learner_steps': 3}
-
-
-def test_the_marker_covers_launches_whose_goal_it_met(tmp_path):
-  logdir = str(tmp_path)
-  assert not run_status.covers(run_status.read_finished(logdir), 1000, None)
-  assert run_status.mark_if_finished(logdir, COUNTERS, max_env_frames=4000)
-  record = run_status.read_finished(logdir)
-  assert run_status.covers(record, 4000, None) and run_status.covers(record, 5000, None)
-  assert not run_status.covers(record, 5001, None)  # A larger budget trains on.
-  assert not run_status.covers(record, 0, None)  # No goal at all: trains on.
-  assert not run_status.covers(record, 0, 10.0)  # It never reached a target.
-
-
-def test_a_target_return_reached_marks_the_run_with_it(tmp_path):
-  logdir = str(tmp_path)
-  assert not run_status.mark_if_finished(logdir, COUNTERS, 0, target_return=0.9,
-                                         mean_return=0.5)
-  assert run_status.mark_if_finished(logdir, COUNTERS, 0, target_return=0.9, mean_return=0.95)
-  record = run_status.read_finished(logdir)
-  assert (record['target_return'], record['mean_return']) == (0.9, 0.95)
-  assert run_status.covers(record, 0, 0.9) and run_status.covers(record, 0, 0.5)
-  assert not run_status.covers(record, 0, 0.99)  # A higher target trains on.
-
 
 def test_a_finished_service_answers_the_next_step_and_new_hellos_with_finished():
   with ServerHarness() as harness:

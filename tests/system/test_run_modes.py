@@ -180,12 +180,12 @@ def write_untrained_run(logdir, agent_name, gin_file):
   # pylint: disable=g-import-not-at-top
   import gin
   from seed import agents, config
-  from seed.learner.checkpoint import Checkpointer, checkpoint_dir
+  from seed.learner.checkpoint import Checkpointer
   from seed.learner.counters import Counters
   from seed.envs import EnvConfig, env_spec
+  from seed.run_dir.layout import RunDir
   # pylint: enable=g-import-not-at-top
-  from seed.learner import runtime as learner_runtime  # pylint: disable=g-import-not-at-top
-  learner_runtime.register_configurables(agent_name)
+  agents.register_gin_configurables(agent_name)
   with gin.unlock_config():
     gin.clear_config()
     config.parse_gin([os.path.join(REPO, gin_file)], [])
@@ -193,7 +193,7 @@ def write_untrained_run(logdir, agent_name, gin_file):
   agent = agents.agent_class(agent_name)(env_spec=env_spec(env))
   env.close()
   agent.warm_up([1])
-  Checkpointer(checkpoint_dir(str(logdir)), agent.checkpoint_items(), Counters()).save()
+  Checkpointer(RunDir(str(logdir)).checkpoints, agent.checkpoint_items(), Counters()).save()
   config.write_run_config(str(logdir), f'--agent={agent_name}\n')
   with gin.unlock_config():
     gin.clear_config()  # Later tests build configs from gin's defaults.

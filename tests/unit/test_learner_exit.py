@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from seed.learner import run_status, runtime
+from seed.learner import runtime
+from seed.run_dir import status
 
 
 def learner(tmp_path, *, done=True, written=True, finish_reason=None, trainer_error=None,
@@ -37,7 +38,7 @@ def learner(tmp_path, *, done=True, written=True, finish_reason=None, trainer_er
 def test_the_exit_code_says_whether_the_run_is_saved_and_finished(tmp_path, state, code):
   assert runtime.Learner.exit_code(learner(tmp_path, **state)) == code
   # Only a run that reached its goal, saved, reads as finished to a restart.
-  assert (run_status.read_finished(str(tmp_path)) is not None) == (code == 0)
+  assert (status.read_finished(str(tmp_path)) is not None) == (code == 0)
 
 
 def test_the_watchdog_exits_with_that_code(monkeypatch):

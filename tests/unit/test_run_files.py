@@ -175,35 +175,3 @@ def test_a_tuning_report_that_fails_later_says_so(tmp_path, monkeypatch):
   path.mkdir()  # the file's place taken: the next write fails
   with pytest.raises(tuning_report.ReportFailed, match='cannot report episode_return'):
     report.report(2.0, env_frames=20)
-
-
-def _episodes_csv(path, rows, tail=''):
-  path.write_text('env_frames,episode_return,episode_steps,wall_time_s\n' +
-                  ''.join(f'{frames},{ret},100,{wall_s}\n' for frames, ret, wall_s in rows)
-                  + tail)
-  return str(path)
-
-
-def test_training_episodes_leave_out_what_each_resume_trained_away(tmp_path):
-  # To 500 frames (40 s); resumed from 300 (its clock from 0) to 550; resumed again from
-  # 450; and a line still being written.
-  rows = [(100, 1, 10.0), (200, 2, 20.0), (300, 3, 30.0), (400, 4, 35.0), (500, 5, 40.0),
-          (350, -3, 6.0), (450, -4, 12.0), (550, -5, 18.0),
-          (500, 7, 5.0)]
-  path = _episodes_csv(tmp_path / 'episodes.csv', rows, tail='600,8')
-  kept = run_files.read_training_episodes(path)
-  assert [int(r['env_frames']) for r in kept] == [100, 200, 300, 350, 450, 500]
-  assert [float(r['episode_return']) for r in kept] == [1, 2, 3, -3, -4, 7]
-  assert [float(r['training_s']) for r in kept] == [10.0, 20.0, 30.0, 36.0, 42.0, 47.0]
-  assert [float(r['wall_time_s']) for r in kept][-1] == 5.0  # as logged
-
-
-def test_the_api_and_the_runner_read_episodes_as_training_kept_them(tmp_path):
-  from seed import api  # pylint: disable=g-import-not-at-top
-  from seed.experiments import runner  # pylint: disable=g-import-not-at-top
-  _episodes_csv(tmp_path / 'episodes.csv', [(100, 1, 10.0), (200, 2, 20.0), (300, 9, 30.0),
-                                            (250, 3, 4.0)])
-  run = api.TrainingRun(str(tmp_path), learner=None, actors=[])
-  assert [e.env_frames for e in run.episodes()] == [100, 200, 250]
-  assert runner.recent_return(str(tmp_path), window_episodes=2) == 2.5
-  assert api.TrainingRun(str(tmp_path / 'none'), None, []).episodes() == []

@@ -129,12 +129,11 @@ def score(curve: Curve, frames: int) -> GameScore:
 def curve_of_run(run_dir: str, game: str) -> Curve:
   """A run directory's kept training episodes, and its frames from finished.json (else
   its last episode's; none where it has not started)."""
-  from seed.learner import run_files, run_status  # pylint: disable=g-import-not-at-top
-  path = os.path.join(run_dir, 'episodes.csv')
-  rows = run_files.read_training_episodes(path) if os.path.exists(path) else []
-  frames = np.array([int(r['env_frames']) for r in rows], np.int64)
-  returns = np.array([float(r['episode_return']) for r in rows])
-  finished = run_status.read_finished(run_dir)
+  from seed.run_dir import records, status  # pylint: disable=g-import-not-at-top
+  episodes = records.read_training_episodes(run_dir)
+  frames = np.array([e.env_frames for e in episodes], np.int64)
+  returns = np.array([e.episode_return for e in episodes])
+  finished = status.read_finished(run_dir)
   trained = int(finished['env_frames']) if finished else int(frames[-1]) if len(frames) else 0
   return Curve(game, frames, returns, trained, run_dir)
 

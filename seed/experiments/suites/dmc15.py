@@ -29,7 +29,6 @@ The task list is D'Oro et al.'s (2023) DMC15. Never part of CI beyond a tiny run
 full budget is 15 x 500K env steps per seed.
 """
 import argparse
-import csv
 import json
 import os
 import sys
@@ -40,6 +39,7 @@ import numpy as np
 
 from seed import agents as agents_lib
 from seed import config
+from seed.run_dir import records, status
 
 DMC15 = ('acrobot-swingup', 'cheetah-run', 'finger-turn_hard', 'fish-swim', 'hopper-hop',
          'hopper-stand', 'humanoid-run', 'humanoid-stand', 'humanoid-walk',
@@ -120,12 +120,11 @@ def final_scores(run_dir: str, num_seeds: int = 1) -> List[Optional[float]]:
   """Per seed index of a run's learner, the mean return of its last SCORE_EPISODES
   episodes; None for every seed of a run not finished, and for a seed with no episode
   ended."""
-  if not os.path.exists(os.path.join(run_dir, 'finished.json')):
+  if status.read_finished(run_dir) is None:
     return [None] * num_seeds
   returns = [[] for _ in range(num_seeds)]
-  with open(os.path.join(run_dir, 'episodes.csv')) as f:
-    for row in csv.DictReader(f):
-      returns[int(row.get('seed') or 0)].append(float(row['episode_return']))
+  for episode in records.read_training_episodes(run_dir):
+    returns[episode.seed_index].append(episode.episode_return)
   return [float(np.mean(r[-SCORE_EPISODES:])) if r else None for r in returns]
 
 

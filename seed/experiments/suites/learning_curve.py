@@ -23,8 +23,9 @@ import time
 from typing import List
 
 from seed import config
-from seed.learner import run_files
 from seed.process import local_processes as processes
+from seed.run_dir import records
+from seed.run_dir.layout import RunDir
 
 PRESETS = {
     # SAC: one actor with one env, one gradient update per env step.
@@ -52,35 +53,28 @@ def train(args, logdir: str) -> int:
       for i in range(args.num_actors):
         actors.append(processes.start_actor(
             i, args.num_envs, port, gin_flags + [f'--seed={args.seed}'],
-            log_path=os.path.join(logdir, 'logs', f'actor_{i}.log'), address=actor_address))
+            log_path=RunDir(logdir).actor_log(i), address=actor_address))
       return learner.wait()
     finally:
       processes.stop(actors)
       processes.stop([learner], timeout_s=120)
 
 
-def read_episodes(logdir: str) -> List[dict]:
-  """The run's episodes as training kept them (run_files.read_training_episodes: what a
-  resume trained away left out); wall_s is training time, the learner's starts added
-  up."""
-  return [{'frames': int(r['env_frames']), 'return': float(r['episode_return']),
-           'wall_s': float(r['training_s'])}
-          for r in run_files.read_training_episodes(os.path.join(logdir, 'episodes.csv'))]
-
-
-def curve(episodes: List[dict], bucket_frames: int, window: int) -> List[dict]:
+def curve(episodes: List[records.TrainingEpisode], bucket_frames: int, window: int
+          ) -> List[dict]:
   """One row per bucket of env frames that some episode ended in."""
   rows = []
-  for end in range(bucket_frames, episodes[-1]['frames'] + bucket_frames, bucket_frames):
-    upto = [e for e in episodes if e['frames'] <= end]
-    inside = [e for e in upto if e['frames'] > end - bucket_frames]
+  for end in range(bucket_frames, episodes[-1].env_frames + bucket_frames, bucket_frames):
+    upto = [e for e in episodes if e.env_frames <= end]
+    inside = [e for e in upto if e.env_frames > end - bucket_frames]
     if not inside:
       continue
     last = upto[-window:]
     rows.append({'env_frames': end, 'episodes': len(inside),
-                 'mean_return': sum(e['return'] for e in inside) / len(inside),
-                 f'mean_return_last_{window}': sum(e['return'] for e in last) / len(last),
-                 'wall_time_s': inside[-1]['wall_s']})
+                 'mean_return': sum(e.episode_return for e in inside) / len(inside),
+                 f'mean_return_last_{window}': sum(e.episode_return for e in last) / len(last),
+                 # Training time: the learner's starts added up.
+                 'wall_time_s': inside[-1].training_s})
   return rows
 
 
@@ -113,7 +107,7 @@ def main(argv=None) -> int:
   started = time.monotonic()
   code = train(args, logdir)
   wall_s = time.monotonic() - started
-  episodes = read_episodes(logdir)
+  episodes = records.read_training_episodes(logdir)
   if not episodes:
     print(f'no episode finished (learner exit {code}); see {logdir}/logs', file=sys.stderr)
     return 1
@@ -124,7 +118,7 @@ def main(argv=None) -> int:
     writer.writeheader()
     writer.writerows(rows)
   name = args.preset or f'{args.gin_file} {args.agent}'
-  print(f'# {name}: {episodes[-1]["frames"]:,} env frames, {len(episodes)} episodes, '
+  print(f'# {name}: {episodes[-1].env_frames:,} env frames, {len(episodes)} episodes, '
         f'{wall_s / 60:.1f} min wall, learner exit {code}')
   print(f'| env frames | episodes | mean return | mean of last {args.window} | wall s |')
   print('|---|---|---|---|---|')

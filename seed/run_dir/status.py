@@ -11,7 +11,7 @@ import os
 import time
 from typing import Mapping, Optional
 
-FINISHED_FILE = 'finished.json'
+from seed.run_dir.layout import RunDir
 
 
 def mark_if_finished(logdir: str, counters: Mapping[str, int], max_env_frames: int,
@@ -27,7 +27,7 @@ def mark_if_finished(logdir: str, counters: Mapping[str, int], max_env_frames: i
   record = dict(counters, max_env_frames=max_env_frames, finished_at=time.time())
   if reached_target:
     record.update(target_return=target_return, mean_return=mean_return)
-  path = os.path.join(logdir, FINISHED_FILE)
+  path = RunDir(logdir).finished_json
   tmp = f'{path}.tmp'
   with open(tmp, 'w') as f:
     json.dump(record, f, indent=1)
@@ -37,7 +37,7 @@ def mark_if_finished(logdir: str, counters: Mapping[str, int], max_env_frames: i
 
 def read_finished(logdir: str) -> Optional[dict]:
   """The marker's record (counters, max_env_frames, finished_at), or None if there is none."""
-  path = os.path.join(logdir, FINISHED_FILE)
+  path = RunDir(logdir).finished_json
   if not os.path.exists(path):
     return None
   with open(path) as f:

@@ -1,19 +1,43 @@
-"""Reading a checkpoint of another run into this process's objects, or refusing it.
+"""A run's checkpoints: their layout (the learner's counters beside the agent's items),
+the prefix a path names, and reading one into this process's objects, or refusing it.
 
-`--init_checkpoint` and `seed.evaluate` read a checkpoint that some other
-configuration wrote. TensorFlow's own errors for one that does not fit (another
-env, agent, torso or layer size) name internal object paths, or say nothing until
-a variable is used; so the variables of both sides are compared first, and a
-mismatch is one line naming the checkpoint and the first difference.
+The learner writes them (seed.learner.checkpoint); `--init_checkpoint`, test mode and
+the diagnostics read a checkpoint that some other configuration may have written.
+TensorFlow's own errors for one that does not fit (another env, agent, torso or layer
+size) name internal object paths, or say nothing until a variable is used; so the
+variables of both sides are compared first, and a mismatch is one line naming the
+checkpoint and the first difference.
 """
 import os
 import re
 import tempfile
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Mapping, NamedTuple
 
+import numpy as np
 import tensorflow as tf
 
 from seed import config
+from seed.run_dir.layout import RunDir
+
+
+class SavedCounters(NamedTuple):
+  """The learner's counters, as a checkpoint keeps them (one int64 vector, this order)."""
+  env_frames: int  # with action repeat
+  env_steps: int
+  episodes: int
+  learner_steps: int
+
+
+def counters_variable(values=None) -> tf.Variable:
+  """The checkpoint's counters vector (zeros, or `values` in SavedCounters' order)."""
+  initial = np.zeros(len(SavedCounters._fields), np.int64) if values is None else values
+  return tf.Variable(initial, dtype=tf.int64, trainable=False)
+
+
+def learner_checkpoint(counters: tf.Variable, items: Mapping[str, Any]) -> tf.train.Checkpoint:
+  """What the learner saves: its counters beside the agent's items (model, optimizer, ...)."""
+  return tf.train.Checkpoint(counters=counters, **items)
+
 
 # Keys TensorFlow adds beside the variables, which say nothing about the network.
 _BOOKKEEPING = ('_CHECKPOINTABLE_OBJECT_GRAPH', 'save_counter/')
@@ -30,8 +54,8 @@ def resolve(path: str, flag: str = '--init_checkpoint') -> str:
   of a run directory or checkpoint directory. Raises ValueError naming `flag`."""
   accepted = 'a checkpoint prefix like RUN/ckpt/ckpt-7, or a run directory (its latest)'
   if os.path.isdir(path):
-    directory = (os.path.join(path, 'ckpt') if os.path.isdir(os.path.join(path, 'ckpt'))
-                 else path)
+    in_run = RunDir(path).checkpoints
+    directory = in_run if os.path.isdir(in_run) else path
     prefix = tf.train.latest_checkpoint(directory)
     if prefix is None:
       raise ValueError(f'{flag}={path}: no checkpoint in {directory}; expected {accepted}')
@@ -64,14 +88,6 @@ def restore(checkpoint: tf.train.Checkpoint, prefix: str) -> None:
   except (tf.errors.OpError, AssertionError, ValueError) as e:
     raise ValueError(f'cannot read checkpoint {prefix}: {type(e).__name__}: '
                      f'{_first_line(e)}') from e
-
-
-def saved_counters(prefix: str) -> Optional[List[int]]:
-  """The learner counters (env frames, env steps, episodes, learner steps) saved in
-  `prefix`, or None if it has none."""
-  reader = tf.train.load_checkpoint(prefix)
-  key = f'counters{_SUFFIX}'
-  return [int(x) for x in reader.get_tensor(key)] if reader.has_tensor(key) else None
 
 
 def _variable_shapes(prefix: str) -> Dict[str, List[int]]:
@@ -111,7 +127,7 @@ def _describe_source(prefix: str) -> str:
   run_dir = os.path.dirname(os.path.dirname(os.path.abspath(prefix)))
   agent = config.read_saved_flags(run_dir).get('agent', [None])[-1]
   env = None
-  path = os.path.join(run_dir, 'operative_config.gin')
+  path = RunDir(run_dir).operative_config
   if os.path.exists(path):
     with open(path) as f:
       match = _ENV_NAME.search(f.read())

@@ -1,1 +1,2 @@
-"""The actor process entry point (installed as seed.actors). Imports no TensorFlow."""
+"""The actor process (installed as seed.actors): its main, its launch and its stream
+client, which steps k envs and asks the learner for actions. Imports no TensorFlow."""

@@ -6,31 +6,22 @@
 Every flag may also come from SEED_<FLAG> (see seed.process.flag_env); the token from
 --auth_token_file or SEED_AUTH_TOKEN, never from the command line.
 """
-import logging
-import sys
-
-from absl import flags
-
 from seed import settings
-from seed.process import cpu_affinity, flag_env, malloc_tuning
-from seed.actor import launch
+from seed.process import flag_env
 
-FLAGS = flags.FLAGS
+from . import launch
+
 # Each flag is a setting of seed.settings.ACTOR (name, default, help, check).
 flag_env.define(settings.ACTOR, __name__)
 
-def main(argv):
-  del argv
-  # Before anything starts a thread: the threads started later keep to these cores.
-  cpu_affinity.pin_or_exit(FLAGS.cpu_cores)
-  malloc_tuning.keep_large_buffers()
-  logging.getLogger().setLevel(logging.INFO)
-  flags_given = launch.ActorFlags(**flag_env.values(settings.ACTOR))
-  sys.exit(launch.launch(flags_given))
+
+def _launch(values, flags_text: str) -> int:
+  del flags_text  # An actor writes no run directory.
+  return launch.launch(launch.ActorFlags(**values))
 
 
 def run():
-  flag_env.run(main, __name__)
+  flag_env.run_process(settings.ACTOR, __name__, _launch)
 
 
 if __name__ == '__main__':

@@ -89,7 +89,7 @@ def _env_process(gin_file: str, gin_bindings: List[str], num_envs: int, process_
   (asleep) for the model's call on their last step."""
   sys.path.insert(0, REPO)
   from seed import config  # pylint: disable=g-import-not-at-top
-  from seed.actor import client  # pylint: disable=g-import-not-at-top
+  from seed.actors import client  # pylint: disable=g-import-not-at-top
   from seed.envs import EnvConfig  # pylint: disable=g-import-not-at-top
   config.parse_gin([gin_file], gin_bindings, skip_unknown=True)
   groups = client.make_env_batches(EnvConfig(), num_envs, len(pace.go[process_id]) if pace

@@ -13,6 +13,7 @@ from seed import agents, config, local_transport, security, settings, unix_addre
 from seed.inference.server import StreamLimits
 from seed.inputs import mixture_spec
 from seed.process import cpu_quota
+from seed.process.exit_codes import BAD_SETTINGS
 from seed.run_dir import status
 from seed.run_dir import layout
 
@@ -20,8 +21,6 @@ from . import run_lock, tuning_report
 
 _log = logging.getLogger(__name__)
 
-# Exit code of a start refused for a settings mistake (said in one line, no traceback).
-BAD_SETTINGS = 2
 
 
 # The learner's flag values, named as the flags are (seed.settings.LEARNER has each).

@@ -1,6 +1,6 @@
 """seed: a SEED-style distributed reinforcement learning system.
 
-Importing `seed` (or anything an actor uses: `seed.envs`, `seed.actor`,
+Importing `seed` (or anything an actor uses: `seed.envs`, `seed.actors`,
 `seed.proto`, `seed.protocol`) must never import TensorFlow.
 """
 

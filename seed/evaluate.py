@@ -28,10 +28,10 @@ import types
 from typing import List, Optional
 
 from seed.evaluation import restore, video
+from seed.process import exit_codes
 from seed.run_dir.layout import RunDir
 
 POLICIES = ('greedy', 'sample')
-BAD_SETTINGS = 2
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -146,7 +146,7 @@ def main(argv: Optional[List[str]] = None) -> int:
   except (ValueError, SyntaxError, FileNotFoundError, video.VideoUnavailable) as e:
     # Gin raises SyntaxError for a malformed binding; ValueError for an unknown one.
     print(f'seed.evaluate: {e}', file=sys.stderr)
-    return BAD_SETTINGS
+    return exit_codes.BAD_SETTINGS
 
 
 class _CallableModule(types.ModuleType):

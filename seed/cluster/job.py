@@ -31,8 +31,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from absl import flags
 
 from seed import security, settings
-from seed.process import flag_env
-from seed.actor import launch as actor_launch
+from seed.process import exit_codes, flag_env
 from seed.cluster import roles, run_paths, tls_bootstrap
 
 FLAGS = flags.FLAGS
@@ -241,7 +240,7 @@ def supervise_actors(commands: Sequence[Sequence[str]], actor_ids: Sequence[int]
       code = code if code >= 0 else 128 - code  # killed by signal N: 128 + N, as a shell says
       # An actor that refuses its settings (BAD_SETTINGS) fails the same way each start;
       # one that found no learner for its limit (LEARNER_LOST) would only wait again.
-      if stopping or code in (0, actor_launch.BAD_SETTINGS, actor_launch.LEARNER_LOST):
+      if stopping or code in (0, exit_codes.BAD_SETTINGS, exit_codes.LEARNER_LOST):
         codes[i] = code
         continue
       if now - started_at[i] > _HEALTHY_S:

@@ -25,9 +25,9 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from seed import security  # The programs' own address rules.
 from seed import settings as seed_settings  # Every option of each program, declared once.
 from seed.cluster import k8s_guards  # Images, resources, the disruption budget, policies.
+from seed.process.exit_codes import BAD_SETTINGS
 
 JOB_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
-BAD_SETTINGS = 2  # The exit code of a learner or actor that refuses its settings.
 GRACE_MARGIN_S = 10  # The kubelet's grace period beyond the learner's own shutdown limit.
 MIN_STARTUP_S = 300  # TensorFlow's warm-up plus a checkpoint (and replay) restore.
 WORKLOADS = ('Deployment', 'StatefulSet', 'ReplicaSet', 'DaemonSet', 'Job', 'Pod')

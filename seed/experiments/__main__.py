@@ -7,10 +7,9 @@ import sys
 from typing import List, Optional
 
 import seed.experiments
-from seed.process import local_processes
+from seed.process import exit_codes, local_processes
 from seed.experiments import layers, plan, runner
 
-BAD_SETTINGS = 2
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -99,7 +98,7 @@ def main(argv: Optional[List[str]] = None) -> int:
       check.check(name, settings)
   except (ValueError, FileNotFoundError) as e:
     print(f'seed.experiments: {e}', file=sys.stderr)
-    return BAD_SETTINGS
+    return exit_codes.BAD_SETTINGS
   if args.dry_run:
     for name, settings in resolved.items():
       print(f'{name}:\n  learner: {shlex.join(settings.learner_args())}\n  '

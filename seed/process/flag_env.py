@@ -4,6 +4,7 @@ Images and cluster manifests configure a process this way without rebuilding
 and without long command lines; a flag given on the command line still wins.
 Multi-value flags (--gin_file, --gin_bindings) take one value per line.
 """
+import logging
 import os
 import sys
 from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence
@@ -12,6 +13,7 @@ from absl import app
 from absl import flags
 
 from seed import settings
+from seed.process import cpu_affinity, malloc_tuning
 from seed.settings import variable_name
 
 _DEFINE = {'string': flags.DEFINE_string, 'integer': flags.DEFINE_integer,
@@ -87,3 +89,20 @@ def run(main: Callable, module_name: str, flags_parser: Optional[Callable] = Non
     app.run(main)
   else:
     app.run(main, flags_parser=flags_parser)
+
+
+def run_process(schema: Sequence[settings.Setting], module_name: str,
+                launch: Callable[[Dict[str, Any], str], int]) -> None:
+  """The main of a process whose flags `define(schema, module_name)` made (the learner's,
+  the actor's): its flags, SEED_* variables too; then, before anything starts a thread
+  (the threads started later keep to these cores), --cpu_cores and the allocator's
+  tuning; INFO logging; and `launch(flag values, absl's flags text)`, whose return is the
+  exit code."""
+  def main(argv):
+    del argv
+    cpu_affinity.pin_or_exit(flags.FLAGS.cpu_cores)
+    malloc_tuning.keep_large_buffers()
+    logging.getLogger().setLevel(logging.INFO)
+    sys.exit(launch(values(schema), flags.FLAGS.flags_into_string()))
+
+  run(main, module_name)

@@ -28,7 +28,7 @@ import time
 from typing import Callable, List, Optional, Sequence
 
 from seed import config, settings
-from seed.process import local_processes
+from seed.process import exit_codes, local_processes
 from seed.run_dir.layout import RunDir
 
 USAGE = 'usage: seed train ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [learner flags]'
@@ -40,11 +40,6 @@ SHARED_FLAGS = ('--gin_file=', '--gin_bindings=', '--seed=', '--env=')
 _QUIET = re.compile(r'^(WARNING: All log messages before absl|I0000 00:00)|oneDNN|'
                     r'cpu_feature_guard|rebuild TensorFlow')
 _POLL_S = 0.5
-
-
-# The learner's exit code for settings it refuses (seed.learner.launch.BAD_SETTINGS),
-# passed on as seed train's own.
-_BAD_SETTINGS = 2
 
 
 class UsageError(ValueError):
@@ -252,10 +247,10 @@ def train(plan: Plan) -> int:
     # Actors connect once the learner has warmed up and bound its port.
     while run_dir.read_port() is None:
       if learner.poll() is not None:
-        if learner.returncode == _BAD_SETTINGS:  # Its one line, echoed, says why.
+        if learner.returncode == exit_codes.BAD_SETTINGS:  # Its one line, echoed, says why.
           print(f'seed: the learner refused its settings (its line in {learner_log})',
                 file=sys.stderr)
-          return _BAD_SETTINGS
+          return exit_codes.BAD_SETTINGS
         print(f'seed: the learner exited during start-up; see {learner_log}', file=sys.stderr)
         return 1
       time.sleep(_POLL_S)

@@ -322,7 +322,7 @@ def test_an_actor_that_dies_is_started_again_and_one_that_finishes_is_not(tmp_pa
 
 @pytest.mark.timeout(300)
 def test_an_actor_that_finds_no_learner_for_its_limit_is_not_started_again(tmp_path):
-  # Exit 3 (seed.actor.launch.LEARNER_LOST): another start would only wait again, and a
+  # Exit 3 (seed.process.exit_codes.LEARNER_LOST): another start would only wait again, and a
   # Slurm step or a Vertex replica would hold its CPUs for nothing.
   from tests.server_harness import free_port  # pylint: disable=g-import-not-at-top
   log_path = str(tmp_path / 'seed_job.log')

@@ -124,15 +124,15 @@ def test_every_image_build_the_docs_show_names_its_commit():
 
 
 def test_the_deployment_page_says_how_a_run_ends_on_each_platform_with_the_codes_used():
-  from seed.actor import launch as actor_launch  # pylint: disable=g-import-not-at-top
+  from seed.process import exit_codes  # pylint: disable=g-import-not-at-top
   with open(os.path.join(REPO, 'docs', 'deployment.md')) as f:
     section = f.read().split('## 7. How a run ends, per platform', 1)[1]
   for platform in ('A laptop', 'Containers', 'Kubernetes', 'Slurm', 'Vertex AI'):
     assert f'- **{platform}**' in section, platform
   rows = [line for line in section.splitlines() if line.startswith('| ')]
-  assert f'| actor | {actor_launch.BAD_SETTINGS} |' in '\n'.join(rows)
-  assert f'| actor | {actor_launch.LEARNER_LOST} |' in '\n'.join(rows)
+  assert f'| actor | {exit_codes.BAD_SETTINGS} |' in '\n'.join(rows)
+  assert f'| actor | {exit_codes.LEARNER_LOST} |' in '\n'.join(rows)
   # The Kubernetes actors' Job fails at once on exactly those codes.
   with open(os.path.join(REPO, 'k8s', 'base', 'actors.yaml')) as f:
-    assert (f'values: [{actor_launch.BAD_SETTINGS}, {actor_launch.LEARNER_LOST}]'
+    assert (f'values: [{exit_codes.BAD_SETTINGS}, {exit_codes.LEARNER_LOST}]'
             in f.read())

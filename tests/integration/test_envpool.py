@@ -8,7 +8,7 @@ learner.
 import numpy as np
 import pytest
 
-from seed.actor.client import make_env_batches
+from seed.actors.client import make_env_batches
 from seed.envs import EnvConfig, env_spec, make_env
 from tests.integration.test_actor import start_actor
 from tests.server_harness import ServerHarness

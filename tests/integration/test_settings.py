@@ -98,7 +98,7 @@ def test_the_defaults_pass_their_checks():
 
 
 def test_the_launch_values_are_one_field_per_setting():
-  from seed.actor import launch as actor_launch  # pylint: disable=g-import-not-at-top
+  from seed.actors import launch as actor_launch  # pylint: disable=g-import-not-at-top
   assert [f for f in actor_launch.ActorFlags.__dataclass_fields__] == [
       s.name for s in settings.ACTOR]
 
@@ -139,7 +139,7 @@ def test_the_docs_name_the_status_a_stream_past_the_limit_gets():
   # The server answers UNAVAILABLE (seed/inference/server.py), which actors retry; the
   # docs said RESOURCE_EXHAUSTED, which actors take as a refusal and give up on.
   import grpc  # pylint: disable=g-import-not-at-top
-  from seed.actor import client  # pylint: disable=g-import-not-at-top
+  from seed.actors import client  # pylint: disable=g-import-not-at-top
   help_text = settings.by_name(settings.LEARNER)['max_actor_streams'].help
   assert 'UNAVAILABLE' in help_text and 'RESOURCE_EXHAUSTED' not in help_text
   assert 'retries' in help_text

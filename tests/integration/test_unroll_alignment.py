@@ -11,7 +11,7 @@ import pytest
 
 tf = pytest.importorskip('tensorflow')
 
-from seed.actor.client import Actor, split_envs  # pylint: disable=g-import-not-at-top
+from seed.actors.client import Actor, split_envs  # pylint: disable=g-import-not-at-top
 from seed.agents.vtrace import agent as agent_lib  # pylint: disable=g-import-not-at-top
 from seed.agents.vtrace import config as config_lib  # pylint: disable=g-import-not-at-top
 from seed.envs.spec import EnvSpec  # pylint: disable=g-import-not-at-top

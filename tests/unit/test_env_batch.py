@@ -3,7 +3,7 @@ import gymnasium
 import numpy as np
 import pytest
 
-from seed.actor.client import split_bounds, split_envs
+from seed.actors.client import split_bounds, split_envs
 from seed.envs.batch import EnvList
 from seed.envs.spec import EnvSpec
 

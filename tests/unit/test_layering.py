@@ -15,7 +15,8 @@ PACKAGE_FOLDERS = {'seed': 'seed', 'seed.learner': 'learner', 'seed.actors': 'ac
 LAYERS = [
     # Plain data, every option's declaration, gin parsing: what every side may use.
     ['seed.types', 'seed.proto', 'seed.run_dir', 'seed.settings', 'seed.cluster.run_paths',
-     'seed.unix_address', 'seed.event_loop', 'seed.thread_names', 'seed.refusal_log'],
+     'seed.unix_address', 'seed.event_loop', 'seed.thread_names', 'seed.refusal_log',
+     'seed.process.exit_codes'],
     ['seed.config'],
     # Starting processes; envs; pure losses; replay storage; who may connect; reading a
     # checkpoint.
@@ -28,8 +29,8 @@ LAYERS = [
     # The Unix socket's transport, for actors of the learner's host.
     ['seed.local_transport'],
     # The two sides of a stream: the learner's inference service, the actor's client.
-    ['seed.inference', 'seed.actor'],
-    ['seed.evaluation', 'seed.actors'],
+    ['seed.inference', 'seed.actors'],
+    ['seed.evaluation'],
     # The learner process.
     ['seed.learner'],
     ['seed.api', 'seed.experiments'],
@@ -125,7 +126,7 @@ def test_no_module_imports_from_its_own_layer_or_above():
 @pytest.mark.parametrize('source,expected', [
     ('from seed.learner import runtime', 'imports seed.learner.runtime (layer 8)'),
     ('def f():\n  from seed import api', 'imports seed.api (layer 9)'),
-    ('from seed.actor import client', 'imports seed.actor.client (layer 6)'),  # Same layer.
+    ('from seed.actors import client', 'imports seed.actors.client (layer 6)'),  # Same layer.
     ('from ..learner.launch import launch', 'imports seed.learner.launch (layer 8)'),
 ])
 def test_a_climb_is_reported(source, expected):

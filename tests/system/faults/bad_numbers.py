@@ -29,7 +29,7 @@ from seed.process import local_processes as processes
 from tests.system.faults import watch
 from tests.system.faults.outcome import Outcome, Stopwatch
 from tests.system.faults.toy_run import ToyRun, checkpoints_written, log_lines, resumed_from
-from seed.actor.client import Actor, split_envs
+from seed.actors.client import Actor, split_envs
 from seed.envs.registry import env_spec, make_env
 
 CI_COUNT = 10
@@ -78,7 +78,7 @@ class PoisonedActor(threading.Thread):
 
   def run(self) -> None:
     # Its retries once the learner it poisoned has stopped are expected: not on the console.
-    logging.getLogger('seed.actor.client').setLevel(logging.ERROR)
+    logging.getLogger('seed.actors.client').setLevel(logging.ERROR)
 
     async def main():
       self._loop = asyncio.get_running_loop()

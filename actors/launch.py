@@ -13,17 +13,13 @@ from typing import Optional
 import grpc
 
 from seed import config, event_loop, security, settings, unix_address
-from seed.actor.client import (Actor, ConnectionMisconfigured, LearnerLost, LearnerRefused,
-                               actor_stats, make_env_batches)
 from seed.envs import EnvConfig
+from seed.process.exit_codes import BAD_SETTINGS, LEARNER_LOST
+
+from .client import (Actor, ConnectionMisconfigured, LearnerLost, LearnerRefused, actor_stats,
+                     make_env_batches)
 
 _log = logging.getLogger(__name__)
-
-# Exit code of a start refused for a settings mistake, or a learner that refused us.
-BAD_SETTINGS = 2
-# Exit code of an actor that found no learner for --learner_lost_limit_s: neither a
-# mistake of its settings nor a crash, and starting it again would only wait again.
-LEARNER_LOST = 3
 
 
 # The actor's flag values, named as the flags are (seed.settings.ACTOR has each).

@@ -21,7 +21,7 @@ setuptools.setup(
         'numpy>=1.26',
         'grpcio==1.85.1',          # pinned with grpcio-tools: generated code must match
         'protobuf>=7.35.1,<8',      # the generated modules check this at import
-        # The event loop of the learner's server and of the actor (seed/event_loop.py).
+        # The event loop of the learner's server and of the actor (seed/process/event_loop.py).
         'uvloop>=0.19; sys_platform != "win32"',
         # mujoco adds only imageio (and mujoco>=2.1.5, which the pin below
         # narrows); box2d adds Box2D and pygame-ce (gym:LunarLander-v3).

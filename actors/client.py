@@ -12,10 +12,10 @@ import grpc
 from grpc import aio
 import numpy as np
 
-from seed import local_transport
-from seed import unix_address
+from seed.transport import unix_socket
+from seed.transport import unix_address
 from seed import protocol
-from seed import security
+from seed.transport import security
 from seed.envs import batch as batch_lib
 from seed.envs import EnvConfig
 from seed.envs.spec import EnvSpec
@@ -204,7 +204,7 @@ class Actor:
       step = batch_lib.BatchStep.first(envs.reset())
       while not self._done():
         sent = time.perf_counter()
-        if isinstance(call, local_transport.LocalCall):  # the observations beside the message
+        if isinstance(call, unix_socket.LocalCall):  # the observations beside the message
           await call.write_step(step.observations, step.rewards, step.terminated,
                                 step.truncated, step.life_lost)
         else:
@@ -226,9 +226,9 @@ class Actor:
   @contextlib.asynccontextmanager
   async def _open_stream(self, metadata):
     """An Act stream: over a Unix socket for a unix:PATH address (a learner of this host,
-    seed.local_transport), else over gRPC; both raise aio.AioRpcError alike."""
+    seed.transport.unix_socket), else over gRPC; both raise aio.AioRpcError alike."""
     if unix_address.is_local_address(self._address):
-      async with local_transport.connect(unix_address.socket_path(self._address), metadata,
+      async with unix_socket.connect(unix_address.socket_path(self._address), metadata,
                                          self._max_message_bytes) as call:
         yield call
       return

@@ -12,7 +12,9 @@ from typing import Optional
 
 import grpc
 
-from seed import config, event_loop, security, settings, unix_address
+from seed import config, settings
+from seed.process import event_loop
+from seed.transport import security, unix_address
 from seed.envs import EnvConfig
 from seed.process.exit_codes import BAD_SETTINGS, LEARNER_LOST
 

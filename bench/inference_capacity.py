@@ -51,7 +51,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from bench import processes
-from seed import unix_address
+from seed.transport import unix_address
 from seed.process.local_processes import learner_last_line
 
 REPO = processes.REPO
@@ -67,8 +67,8 @@ def _client_process(address: str, spec_json: str, env_name: str, first_actor_id:
   `out_path` (JSON) and `out_path`.npy (round trips in ms, float32)."""
   sys.path.insert(0, REPO)
   from grpc import aio  # pylint: disable=g-import-not-at-top
-  from seed import local_transport  # pylint: disable=g-import-not-at-top
-  from seed import unix_address  # pylint: disable=g-import-not-at-top
+  from seed.transport import unix_socket  # pylint: disable=g-import-not-at-top
+  from seed.transport import unix_address  # pylint: disable=g-import-not-at-top
   from seed import protocol  # pylint: disable=g-import-not-at-top
   from seed.envs.spec import EnvSpec  # pylint: disable=g-import-not-at-top
   from seed.proto import actor_learner_pb2 as pb  # pylint: disable=g-import-not-at-top
@@ -85,7 +85,7 @@ def _client_process(address: str, spec_json: str, env_name: str, first_actor_id:
   async def open_stream():
     """Bytes in, bytes out (no per-step encoding), over gRPC or the learner's Unix socket."""
     if unix_address.is_local_address(address):
-      async with local_transport.connect(unix_address.socket_path(address), None,
+      async with unix_socket.connect(unix_address.socket_path(address), None,
                                          64 << 20) as call:
         yield call, functools.partial(call.read, raw=True)
     else:
@@ -280,7 +280,7 @@ def main(argv=None) -> int:
                       help='extra learner flag, repeatable')
   parser.add_argument('--transport', choices=('grpc', 'unix'), default='grpc',
                       help="the clients' transport: gRPC on loopback, or the learner's "
-                      '--local_socket (seed.local_transport)')
+                      '--local_socket (seed.transport.unix_socket)')
   parser.add_argument('--out', help='also write the table to this markdown file')
   args = parser.parse_args(argv)
   try:

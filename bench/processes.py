@@ -20,7 +20,7 @@ def _stat_cpu_s(path: str) -> float:
   return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
-# The learner's threads by what they do, from the names the OS shows (seed.thread_names
+# The learner's threads by what they do, from the names the OS shows (seed.process.thread_names
 # names ours; gRPC and TensorFlow name theirs). Its main thread runs the event loop.
 LEARNER_THREAD_PARTS = ('event loop', 'gRPC', 'inference lanes', 'TensorFlow', 'other')
 

@@ -40,7 +40,7 @@ REPLY = b'acts'
 def _serve(port_queue, thread_hop: bool) -> None:
   import grpc  # pylint: disable=g-import-not-at-top
   from grpc import aio  # pylint: disable=g-import-not-at-top
-  from seed import security  # pylint: disable=g-import-not-at-top
+  from seed.transport import security  # pylint: disable=g-import-not-at-top
 
   async def main():
     executor = concurrent.futures.ThreadPoolExecutor(1)
@@ -66,7 +66,7 @@ async def _lockstep(port: int, request_bytes: int, seconds: float, warmup: int, 
   """Round trips and writes (ms) after the first `warmup`, and read_cpu()'s values at
   the end of the warm-up and at the end (the server's CPU seconds)."""
   from grpc import aio  # pylint: disable=g-import-not-at-top
-  from seed import security  # pylint: disable=g-import-not-at-top
+  from seed.transport import security  # pylint: disable=g-import-not-at-top
   async with aio.insecure_channel(f'127.0.0.1:{port}',
                                   options=security.channel_options(64 << 20)) as channel:
     call = channel.stream_stream('/Floor/Act')()

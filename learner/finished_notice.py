@@ -17,10 +17,12 @@ from typing import Optional
 import grpc
 from grpc import aio
 
-from seed import event_loop, protocol, refusal_log, security
+from seed import protocol
+from seed.process import event_loop
+from seed.transport import refusal_log, security
 from seed.inference.health import Health, start_health_server
 from seed.inference.server import start_server
-from seed.local_transport import LocalServer
+from seed.transport.unix_socket import LocalServer
 from seed.proto import actor_learner_pb2 as pb
 from seed.run_dir.layout import RunDir
 

@@ -9,7 +9,8 @@ import logging
 import os
 from typing import List
 
-from seed import agents, config, local_transport, security, settings, unix_address
+from seed import agents, config, settings
+from seed.transport import security, unix_address, unix_socket
 from seed.inference.server import StreamLimits
 from seed.inputs import mixture_spec
 from seed.process import cpu_quota
@@ -56,7 +57,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
     security.check_listen_address(flags.server_address, flags.tls_cert_file, auth_token)
     if flags.local_socket:
       unix_address.check_path(flags.local_socket, '--local_socket')
-      local_transport.remove_stale_socket(flags.local_socket)  # before TensorFlow loads
+      unix_socket.remove_stale_socket(flags.local_socket)  # before TensorFlow loads
     limits = StreamLimits(
         max_envs_per_actor=flags.max_envs_per_actor or flags.inference_batch_size,
         max_actor_streams=flags.max_actor_streams, hello_timeout_s=flags.hello_timeout_s,

@@ -10,13 +10,15 @@ from typing import Callable, Optional
 import grpc
 
 from seed import agents
-from seed import event_loop, refusal_log, security, settings
+from seed import settings
+from seed.process import event_loop
+from seed.transport import refusal_log, security
 from seed.envs import EnvConfig
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
 from seed.inference.health import Health, start_health_server
 from seed.inference.server import InferenceService, StreamLimits, start_server
-from seed.local_transport import LocalServer
+from seed.transport.unix_socket import LocalServer
 from seed.inference.step_processor import StepProcessor
 from seed.inputs import build as inputs
 from seed.run_dir import status

@@ -4,7 +4,7 @@ import threading
 import time
 from typing import Callable, Optional
 
-from seed import thread_names
+from seed.process import thread_names
 
 from .checkpoint import CheckpointWriteError
 

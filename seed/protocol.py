@@ -243,7 +243,7 @@ def make_step_header(observations: np.ndarray, rewards: Sequence[float],
                      terminated: Sequence[bool], truncated: Sequence[bool],
                      life_lost: Sequence[bool] = ()) -> pb.ActorMessage:
   """make_step without the observations' bytes, which travel beside it (C order): their
-  dtype and shape only. For seed.local_transport's raw steps."""
+  dtype and shape only. For seed.transport.unix_socket's raw steps."""
   return pb.ActorMessage(step=pb.Step(
       observations=pb.Tensor(dtype=observations.dtype.name, shape=observations.shape),
       rewards=rewards, terminated=terminated, truncated=truncated,
@@ -257,7 +257,7 @@ def _any_or_empty(flags: Sequence[bool]) -> Sequence[bool]:
 
 @dataclasses.dataclass(frozen=True)
 class RawObservationsStep:
-  """An ActorMessage whose step's observations came beside it, raw (seed.local_transport's
+  """An ActorMessage whose step's observations came beside it, raw (seed.transport.unix_socket's
   raw step frames): `message` names their dtype and shape, `observation_bytes` holds
   them. decode_step checks them as it checks a Step's own."""
   message: pb.ActorMessage
@@ -265,7 +265,7 @@ class RawObservationsStep:
 
 
 def parse_actor_message(data) -> pb.ActorMessage:
-  """An ActorMessage from its bytes (gRPC's, or a view: seed.local_transport parses where
+  """An ActorMessage from its bytes (gRPC's, or a view: seed.transport.unix_socket parses where
   a frame lands), or the message itself when it is one already (or a
   RawObservationsStep's)."""
   if isinstance(data, pb.ActorMessage):

@@ -47,7 +47,7 @@ class Setting:
       raise ValueError(f'setting {self.name}: choices go with kind enum, and only there')
 
 
-# --event_loop of the learner and the actor (seed/event_loop.py runs them; the first is
+# --event_loop of the learner and the actor (seed/process/event_loop.py runs them; the first is
 # the default).
 EVENT_LOOPS = ('uvloop', 'asyncio')
 

@@ -11,8 +11,8 @@ import threading
 import grpc
 import numpy as np
 
-from seed import local_transport
-from seed import unix_address
+from seed.transport import unix_socket
+from seed.transport import unix_address
 from seed import protocol
 from seed import types
 from seed.learner.counters import Counters
@@ -21,7 +21,7 @@ from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
 from seed.inference.server import InferenceService, StreamLimits, start_server
 from seed.inference.step_processor import StepProcessor
-from seed.local_transport import LocalServer
+from seed.transport.unix_socket import LocalServer
 from seed.proto import actor_learner_pb2 as pb
 from seed.replay.fifo import UnrollFifo
 
@@ -201,36 +201,36 @@ def raw_step_body(message: pb.ActorMessage, keep_data: bool = False) -> bytes:
   if not keep_data:
     header.step.observations.data = b''
   header_bytes = header.SerializeToString()
-  return (local_transport._HEADER.pack(len(header_bytes)) + header_bytes  # pylint: disable=protected-access
+  return (unix_socket._HEADER.pack(len(header_bytes)) + header_bytes  # pylint: disable=protected-access
           + message.step.observations.data)
 
 
 class LocalLockstepClient(_Replies):
-  """LockstepClient over the learner's Unix socket (seed.local_transport's frames)."""
+  """LockstepClient over the learner's Unix socket (seed.transport.unix_socket's frames)."""
 
   def __init__(self, path, metadata=None):
     self._socket = socket.socket(socket.AF_UNIX)
     self._socket.connect(path)
-    self.send_frame(local_transport.METADATA, json.dumps(dict(metadata or ())).encode())
+    self.send_frame(unix_socket.METADATA, json.dumps(dict(metadata or ())).encode())
     self._replies = queue.Queue()
     threading.Thread(target=self._read_all, daemon=True).start()
 
   def send_frame(self, tag, body=b''):
     try:
-      self._socket.sendall(local_transport._frame(tag, body))  # pylint: disable=protected-access
+      self._socket.sendall(unix_socket._frame(tag, body))  # pylint: disable=protected-access
     except OSError:
       pass  # The learner has ended the stream: its status is there to read.
 
   def send(self, message):
     """Bytes as a DATA frame; a step as an actor of this host sends it (raw_step_body)."""
     if isinstance(message, pb.ActorMessage) and message.WhichOneof('kind') == 'step':
-      self.send_frame(local_transport.RAW_STEP, raw_step_body(message))
+      self.send_frame(unix_socket.RAW_STEP, raw_step_body(message))
       return
-    self.send_frame(local_transport.DATA,
+    self.send_frame(unix_socket.DATA,
                     message if isinstance(message, bytes) else message.SerializeToString())
 
   def _read_all(self):
-    reader = local_transport._FrameReader(1 << 30, b'ds')  # pylint: disable=protected-access
+    reader = unix_socket._FrameReader(1 << 30, b'ds')  # pylint: disable=protected-access
     while True:
       try:
         data = self._socket.recv(1 << 16)
@@ -240,7 +240,7 @@ class LocalLockstepClient(_Replies):
         self._replies.put(LocalRpcError(grpc.StatusCode.UNAVAILABLE, 'connection closed'))
         return
       for tag, body in reader.feed(data):
-        if tag == local_transport.STATUS:
+        if tag == unix_socket.STATUS:
           status = json.loads(body)
           self._replies.put(LocalRpcError(grpc.StatusCode[status['code']], status['details']))
           return

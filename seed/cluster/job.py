@@ -30,7 +30,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from absl import flags
 
-from seed import security, settings
+from seed import settings
+from seed.transport import security
 from seed.process import exit_codes, flag_env
 from seed.cluster import roles, run_paths, tls_bootstrap
 

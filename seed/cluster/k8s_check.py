@@ -9,8 +9,8 @@ A folder is rendered with `kubectl kustomize`; a file or `-` (stdin) is taken as
 rendered YAML. No cluster is needed. Exit 0 when every check passes, 1 with one line per
 problem (the object, the value found, what is accepted), 2 when it cannot render.
 (`python -m seed.cluster.k8s_check` is the same.) The standard library, seed's own
-address rules and settings (seed.security, seed.settings) and kubectl: `kubectl annotate --local -o json` turns
-the YAML into JSON without a cluster.
+address rules and settings (seed.transport.security, seed.settings) and kubectl:
+`kubectl annotate --local -o json` turns the YAML into JSON without a cluster.
 """
 import base64
 import json
@@ -22,7 +22,7 @@ import sys
 import tempfile
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from seed import security  # The programs' own address rules.
+from seed.transport import security  # The programs' own address rules.
 from seed import settings as seed_settings  # Every option of each program, declared once.
 from seed.cluster import k8s_guards  # Images, resources, the disruption budget, policies.
 from seed.process.exit_codes import BAD_SETTINGS

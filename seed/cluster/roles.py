@@ -16,7 +16,7 @@ import dataclasses
 import json
 from typing import Dict, List, Optional
 
-from seed import security
+from seed.transport import security
 
 LEARNER = 'learner'
 ACTOR = 'actor'

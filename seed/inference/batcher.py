@@ -5,7 +5,7 @@ import threading
 import time
 from typing import Callable, Dict, List, Optional, Sequence
 
-from seed import thread_names
+from seed.process import thread_names
 from seed.inference.step_processor import StepRequest
 
 

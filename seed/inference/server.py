@@ -11,8 +11,8 @@ import grpc
 from grpc import aio
 
 from seed import protocol
-from seed import refusal_log
-from seed import security
+from seed.transport import refusal_log
+from seed.transport import security
 from seed.envs.spec import EnvSpec
 from seed.inference.batcher import Batcher
 from seed.inference.env_state import EnvTable
@@ -61,7 +61,7 @@ class InferenceService:
   """Serves Learner.Act: hello, then one Step -> one Actions, until the actor leaves.
 
   `act` serves one stream of either transport: gRPC's, or the Unix socket's for actors
-  of this host (seed.local_transport), whose context offers what this class uses.
+  of this host (seed.transport.unix_socket), whose context offers what this class uses.
 
   Anything wrong with one actor's messages ends that actor's stream with a
   status naming the bad value; the other streams are not touched. A stream

@@ -12,7 +12,7 @@ import queue
 import threading
 from typing import Dict, Optional
 
-from seed import thread_names
+from seed.process import thread_names
 from seed import types
 from seed.inputs.wrapped_input import WrappedInput
 

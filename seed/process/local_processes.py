@@ -11,7 +11,7 @@ import threading
 import time
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from seed import unix_address
+from seed.transport import unix_address
 from seed.run_dir.layout import RunDir
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -41,7 +41,7 @@ def start_learner(logdir: str, agent: str, flags: List[str],
 def local_socket(logdir: str, learner_flags: Sequence[str] = ()) -> Tuple[List[str], Optional[str]]:
   """How the actors of this host reach a learner of run directory `logdir`, as
   run_local.sh has them: the learner flags to add and the actors' --server_address for
-  its Unix socket LOGDIR/learner.sock (seed.local_transport: the same messages as gRPC
+  its Unix socket LOGDIR/learner.sock (seed.transport.unix_socket: the same messages as gRPC
   for less of the learner's CPU); ([], None), gRPC, where that path is too long for a
   Unix socket. A --local_socket in `learner_flags` is used as it is ('': gRPC)."""
   given = [f for f in learner_flags if f.startswith('--local_socket=')]

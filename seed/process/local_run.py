@@ -7,7 +7,7 @@ and --env go to the actors too. The run directory is runs/ENV_AGENT under the cu
 folder (--logdir=DIR to change it); a checkpoint found there is resumed. Ctrl-C or
 SIGTERM stops everything, the learner writing a checkpoint first (exit 130).
 
-The actors reach the learner over its Unix socket, DIR/learner.sock (seed.local_transport:
+The actors reach the learner over its Unix socket, DIR/learner.sock (seed.transport.unix_socket:
 the same messages as gRPC for less of the learner's CPU per step); --local_socket=PATH
 puts it elsewhere, --local_socket= (empty) keeps them on gRPC. A run directory whose
 socket path would exceed a Unix socket's 107 bytes uses gRPC, and says so.

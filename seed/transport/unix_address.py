@@ -1,5 +1,5 @@
 """unix:PATH addresses: where a learner of this host serves its actors over a Unix socket
-(seed.local_transport), checked before anything starts. Plain strings, no imports of
+(seed.transport.unix_socket), checked before anything starts. Plain strings, no imports of
 seed's: the launcher, the actor and the learner all read them."""
 import os
 from typing import Optional

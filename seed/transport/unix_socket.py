@@ -46,9 +46,10 @@ import grpc
 from grpc import aio
 import numpy as np
 
-from seed import protocol, refusal_log
+from seed import protocol
+from seed.transport import refusal_log
 from seed.proto import actor_learner_pb2 as pb
-from seed.unix_address import SCHEME, check_path
+from seed.transport.unix_address import SCHEME, check_path
 
 _log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 The actor's "host" (a network namespace) loses its link in the middle of training:
 nothing reaches the other side any more, exactly as when a machine dies or a cable
-is cut. gRPC keepalive pings (seed.security: every 20 s, 10 s to answer) must end
+is cut. gRPC keepalive pings (seed.transport.security: every 20 s, 10 s to answer) must end
 the stream on both sides within a minute, so the learner frees the actor's envs
 and id and the actor goes back to retrying. Needs `ip netns`; skips where refused.
 """

@@ -13,7 +13,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from seed import security
+from seed.transport import security
 from tests.processes import REPO, Run, _env, make_certs
 from tests.server_harness import ServerHarness, free_port
 from tests.integration.test_actor import start_actor, wait_for

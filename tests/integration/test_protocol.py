@@ -15,7 +15,8 @@ pytestmark = pytest.mark.timeout(60)
 
 @pytest.fixture(params=['grpc', 'unix'])
 def transport(request):
-  """Every refusal reads the same over gRPC and over the Unix socket (seed.local_transport)."""
+  """Every refusal reads the same over gRPC and over the Unix socket
+  (seed.transport.unix_socket)."""
   return request.param
 
 

@@ -86,7 +86,7 @@ def test_the_inference_capacity_benchmark_prints_a_row_per_envs_and_stream_count
 def test_the_learner_cpu_by_thread_finds_a_named_inference_lane():
   parts = bench_value('processes', """
 import os, threading, time
-from seed import thread_names
+from seed.process import thread_names
 # The lane is read while it lives, once it has used 0.2 s of CPU: however loaded the
 # machine, it then shows at least that, less the clock tick /proc counts in.
 spent, done = threading.Event(), threading.Event()

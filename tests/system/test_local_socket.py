@@ -1,4 +1,4 @@
-"""Actors of the learner's host over its Unix socket (--local_socket, seed.local_transport):
+"""Actors of the learner's host over its Unix socket (--local_socket, seed.transport.unix_socket):
 frames that break the framing are refused by name, a real learner trains from actors on
 the socket, and after a kill -9 (its socket file left behind) a restarted learner takes
 the stale file away and the actors find it again. The protocol's own refusals run over
@@ -18,9 +18,9 @@ import time
 import grpc
 import pytest
 
-from seed import local_transport
-from seed import refusal_log
-from seed import unix_address
+from seed.transport import unix_socket
+from seed.transport import refusal_log
+from seed.transport import unix_address
 from tests.processes import REPO, Run, _env
 from tests.server_harness import (LockstepClient, ServerHarness, hello, raw_step_body,
                                   step)
@@ -52,7 +52,7 @@ def status_after(connection: socket.socket, data: bytes):
     received += chunk
   connection.close()
   (length,) = struct.unpack_from('<I', received)
-  assert received[4:5] == local_transport.STATUS, received[:100]
+  assert received[4:5] == unix_socket.STATUS, received[:100]
   status = json.loads(received[5:4 + length])
   return grpc.StatusCode[status['code']], status['details']
 
@@ -66,7 +66,7 @@ def assert_still_served(server):
   client.close()
 
 
-METADATA = local_transport._frame(local_transport.METADATA, b'{}')  # pylint: disable=protected-access
+METADATA = unix_socket._frame(unix_socket.METADATA, b'{}')  # pylint: disable=protected-access
 
 
 @pytest.mark.parametrize('data,code,named', [
@@ -93,8 +93,8 @@ def test_a_metadata_frame_of_deeply_nested_json_is_refused_with_a_status(server,
   # recursion limit: it escaped the frame handler, the event loop logged a traceback
   # and the stream closed without a status.
   nested = b'[' * 3000 + b']' * 3000  # under the frame's 8 KiB, 3x the recursion limit
-  got_code, details = status_after(raw_connection(server), local_transport._frame(  # pylint: disable=protected-access
-      local_transport.METADATA, nested))
+  got_code, details = status_after(raw_connection(server), unix_socket._frame(  # pylint: disable=protected-access
+      unix_socket.METADATA, nested))
   assert got_code == grpc.StatusCode.INVALID_ARGUMENT, details
   assert 'not a JSON object of strings' in details
   assert 'RecursionError' not in caplog.text and 'Traceback' not in caplog.text
@@ -103,8 +103,8 @@ def test_a_metadata_frame_of_deeply_nested_json_is_refused_with_a_status(server,
 
 def test_a_metadata_frame_over_grpcs_metadata_limit_is_refused(server):
   body = json.dumps({'authorization': 'Bearer ' + 'x' * 10_000}).encode()
-  got_code, details = status_after(raw_connection(server), local_transport._frame(  # pylint: disable=protected-access
-      local_transport.METADATA, body))
+  got_code, details = status_after(raw_connection(server), unix_socket._frame(  # pylint: disable=protected-access
+      unix_socket.METADATA, body))
   assert got_code == grpc.StatusCode.RESOURCE_EXHAUSTED, details
   assert f'a metadata frame of {len(body)} bytes; expected at most 8192' in details
   assert_still_served(server)
@@ -129,7 +129,7 @@ def test_a_flood_of_bad_streams_from_one_peer_is_logged_at_a_bounded_rate(server
   assert_still_served(server)
 
 
-RAW = local_transport.RAW_STEP
+RAW = unix_socket.RAW_STEP
 
 
 @pytest.mark.parametrize('body,code,named', [
@@ -146,7 +146,7 @@ RAW = local_transport.RAW_STEP
 ], ids=['too-short', 'length-past-the-end', 'not-a-message', 'a-hello', 'a-step-first'])
 def test_a_broken_raw_step_frame_is_refused_by_name(server, body, code, named):
   got_code, details = status_after(raw_connection(server),
-                                   METADATA + local_transport._frame(RAW, body))  # pylint: disable=protected-access
+                                   METADATA + unix_socket._frame(RAW, body))  # pylint: disable=protected-access
   assert got_code == code and named in details, details
   assert_still_served(server)
 
@@ -186,11 +186,11 @@ def test_the_socket_is_its_owners_only(server):
 def test_a_socket_path_in_use_or_not_a_socket_is_refused(server, tmp_path):
   live = unix_address.socket_path(server.address)
   with pytest.raises(ValueError, match='another process listens on it'):
-    local_transport.remove_stale_socket(live)
+    unix_socket.remove_stale_socket(live)
   plain = tmp_path / 'plain'
   plain.write_text('not a socket')
   with pytest.raises(ValueError, match='exists and is not a socket'):
-    local_transport.remove_stale_socket(str(plain))
+    unix_socket.remove_stale_socket(str(plain))
   assert plain.exists()
 
 

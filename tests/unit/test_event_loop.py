@@ -1,9 +1,10 @@
-"""seed.event_loop: the loop named by --event_loop, and a clear refusal of any other."""
+"""seed.process.event_loop: the loop named by --event_loop, and a clear refusal of any other."""
 import asyncio
 
 import pytest
 
-from seed import event_loop, settings
+from seed import settings
+from seed.process import event_loop
 
 
 async def _loop_module() -> str:

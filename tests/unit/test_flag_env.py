@@ -4,7 +4,7 @@ import hmac
 from absl import flags
 import pytest
 
-from seed import security
+from seed.transport import security
 from seed.process import flag_env
 
 

@@ -1,4 +1,4 @@
-"""The Unix socket transport's framing (seed.local_transport): frames of any size, cut
+"""The Unix socket transport's framing (seed.transport.unix_socket): frames of any size, cut
 anywhere by the socket, come out whole and in order, without the buffer growing past
 what arrived; an actor's Step leaves in one write."""
 import asyncio
@@ -7,7 +7,7 @@ import socket
 import numpy as np
 import pytest
 
-from seed import local_transport as lt
+from seed.transport import unix_socket as lt
 
 
 def receive(stream: bytes, chunk_sizes, max_frame_bytes=1 << 24, initial_bytes=64):

@@ -1,10 +1,10 @@
-"""Refusals are logged at a bounded rate per peer (seed/refusal_log.py), with a count of
+"""Refusals are logged at a bounded rate per peer (seed/transport/refusal_log.py), with a count of
 the lines held back: a client opening bad streams in a loop cannot fill the log."""
 import logging
 
 import pytest
 
-from seed import refusal_log
+from seed.transport import refusal_log
 
 
 @pytest.mark.parametrize('peer, key', [

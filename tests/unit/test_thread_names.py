@@ -1,11 +1,11 @@
-"""seed.thread_names: the OS shows our threads' names (Linux), cut to its 15 bytes."""
+"""seed.process.thread_names: the OS shows our threads' names (Linux), cut to its 15 bytes."""
 import os
 import sys
 import threading
 
 import pytest
 
-from seed import thread_names
+from seed.process import thread_names
 
 
 def _os_name_of_a_thread_named(name: str) -> str:

@@ -18,7 +18,7 @@ round trip p50/p99 of one stream (send, get actions), the learner's mean inferen
 (its progress.csv) and the CPU the learner and the clients used (% of one core), with
 the learner's CPU per message and the messages one learner core serves, that CPU by
 the learner's threads (its event loop, gRPC's threads, the inference lanes, TensorFlow's
-own threads, the rest: bench.processes.LEARNER_THREAD_PARTS) and what it is outside
+own threads, the rest: bench.cpu_time.LEARNER_THREAD_PARTS) and what it is outside
 TensorFlow's threads, which compute the model (a call's dispatch, and the arithmetic
 TensorFlow runs on the calling lane, stay in the lanes' part). Everything is
 bounded: at most MAX_STREAMS streams, --seconds per point, a deadline for connecting.
@@ -50,7 +50,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from bench import processes
+from bench import cpu_time
+from seed.process import local_processes as processes
 from seed.transport import unix_address
 from seed.process.local_processes import learner_last_line
 
@@ -185,12 +186,12 @@ def measure(address: str, learner_pid: int, logdir: str, spec_json: str, env_nam
                                f'{client.exitcode}); learner: {learner_last_line(logdir)}')
       time.sleep(args.warmup_s)
       rows_before = len(_progress_rows(logdir))
-      learner_cpu_before = processes.cpu_s(learner_pid)
-      threads_before = processes.learner_thread_cpu_s(learner_pid)
+      learner_cpu_before = cpu_time.cpu_s(learner_pid)
+      threads_before = cpu_time.learner_thread_cpu_s(learner_pid)
       go.set()
       time.sleep(args.seconds)
-      learner_cpu = processes.cpu_s(learner_pid) - learner_cpu_before
-      threads_after = processes.learner_thread_cpu_s(learner_pid)
+      learner_cpu = cpu_time.cpu_s(learner_pid) - learner_cpu_before
+      threads_after = cpu_time.learner_thread_cpu_s(learner_pid)
       for client in clients:
         client.join(timeout=60)
         if client.exitcode != 0:
@@ -211,7 +212,7 @@ def measure(address: str, learner_pid: int, logdir: str, spec_json: str, env_nam
   return {
       'learner_cpu_ms_per_message_by_part': {
           part: (1000 * (threads_after[part] - threads_before[part]) / messages
-                 if messages else None) for part in processes.LEARNER_THREAD_PARTS},
+                 if messages else None) for part in cpu_time.LEARNER_THREAD_PARTS},
       'messages_per_s': messages_per_s,
       'obs_per_s': messages_per_s * envs_per_stream,
       'learner_cpu_ms_per_message': (1000 * learner_cpu / args.seconds / messages_per_s

@@ -40,7 +40,7 @@ import time
 
 import numpy as np
 
-from bench.processes import REPO, child_env
+from seed.process.local_processes import REPO, child_env
 
 BEFORE_COMMIT = '84551c4'
 _OLD_FILES = ('__init__.py', 'fifo.py', 'prioritized.py', 'sum_tree.py')

@@ -23,7 +23,7 @@ import sys
 import tempfile
 from typing import Dict, List
 
-from bench import processes
+from seed.process import local_processes as processes
 from tests.processes import Certs, NetnsPair, NetnsUnavailable, Run, make_certs, netns_exec
 from tests.processes import netns_pair
 

@@ -32,7 +32,7 @@ import statistics
 import sys
 import time
 
-from bench import processes
+from bench import cpu_time
 
 REPLY = b'acts'
 
@@ -95,7 +95,7 @@ def transport(request_bytes: int, seconds: float, thread_hop: bool) -> dict:
   try:
     port = port_queue.get(timeout=60)
     round_trips, writes, (cpu_start, cpu_end) = asyncio.run(_lockstep(
-        port, request_bytes, seconds, warmup=100, read_cpu=lambda: processes.cpu_s(server.pid)))
+        port, request_bytes, seconds, warmup=100, read_cpu=lambda: cpu_time.cpu_s(server.pid)))
   finally:
     server.terminate()
     server.join()

@@ -54,7 +54,7 @@ from typing import Any, Dict, List, NamedTuple, Optional
 
 import numpy as np
 
-from bench import processes
+from seed.process import local_processes as processes
 from seed.inference.step_processor import padded_batch_sizes
 
 REPO = processes.REPO

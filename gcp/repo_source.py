@@ -28,6 +28,9 @@ class Flags:
   # (flag name, parsed value, value as written) -> why a program that has the flag
   # refuses the value, or None: the settings' own checks (seed.settings.refusal).
   refusal: Callable[[str, object, str], Optional[str]] = lambda name, value, written: None
+  # (--learner_devices, the learner's GPUs, the flag giving them) -> why they do not fit,
+  # or None (seed.settings.learner_gpus_refusal).
+  learner_gpus_refusal: Callable[[str, int, str], Optional[str]] = lambda *_: None
 
 
 def read_flags(root: str = REPO_ROOT) -> Optional[Flags]:
@@ -48,7 +51,7 @@ def read_flags(root: str = REPO_ROOT) -> Optional[Flags]:
     return None
 
   return Flags(*({setting.name: setting.kind for setting in schema} for schema in schemas),
-               refusal=refusal)
+               refusal=refusal, learner_gpus_refusal=settings.learner_gpus_refusal)
 
 
 def _is_configurable(decorator: ast.expr) -> bool:

@@ -225,23 +225,6 @@ def _gpu_tag(image: str) -> Optional[str]:
   return tag if tag and _GPU_TAG.search(tag) else None
 
 
-def _check_learner_devices(learner_devices: str, gpus: int) -> None:
-  """--learner_devices against the learner machine's GPUs: none it lacks, and none of
-  several left idle (the learner trains on one device unless told)."""
-  named = [int(name.split(':')[1]) for name in learner_devices.split(',')
-           if name.strip().startswith('GPU:')]
-  missing = [f'GPU:{index}' for index in named if index >= gpus]
-  if missing:
-    raise BadInput(f'--learner_devices={learner_devices} names {", ".join(missing)}; the '
-                   f'learner machine has {gpus} GPU(s) (--learner_accelerator_count={gpus})')
-  if gpus > 1 and not named:
-    every = ','.join(f'GPU:{index}' for index in range(gpus))
-    raise BadInput(f'--learner_accelerator_count={gpus}: the learner uses more than one GPU '
-                   f'only when told, with --learner_devices={every} (V-trace, R2D2, SAC '
-                   'and DDPG train on several devices); or ask for '
-                   '--learner_accelerator_count=1')
-
-
 def _check_tensorboard(args: argparse.Namespace, region: str) -> None:
   if args.tensorboard:
     match = _TENSORBOARD.match(args.tensorboard)
@@ -293,8 +276,12 @@ def build(args: argparse.Namespace, extras: List[str]) -> Submission:
                     'num_envs': args.envs_per_actor,
                     'actors_per_replica': args.actors_per_replica, **actor_extra}
 
-  _check_learner_devices(str(learner_settings.get('learner_devices') or ''),
-                         args.learner_accelerator_count or 0)
+  if known is not None:  # --learner_devices against the learner machine's GPUs
+    problem = known.learner_gpus_refusal(str(learner_settings.get('learner_devices') or ''),
+                                         args.learner_accelerator_count or 0,
+                                         '--learner_accelerator_count')
+    if problem:
+      raise BadInput(problem)
 
   sweep = sweep_parameters(args, known, agent_class, configurables, learner_settings,
                            agent_configs)

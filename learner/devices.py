@@ -18,11 +18,13 @@ from typing import List, Optional
 
 import tensorflow as tf
 
+from seed import settings
+
 
 def names(text: str) -> List[str]:
   """'GPU:0,GPU:1' -> ['/device:GPU:0', '/device:GPU:1'] (the format is checked by the
   setting, seed.settings)."""
-  return [f'/device:{name.strip()}' for name in text.split(',') if name.strip()]
+  return [f'/device:{name}' for name in settings.device_names(text)]
 
 
 def split_cpu(text: str) -> None:

@@ -58,11 +58,7 @@ def launch(flags: LearnerFlags, flags_text: str) -> int:
     if flags.local_socket:
       unix_address.check_path(flags.local_socket, '--local_socket')
       unix_socket.remove_stale_socket(flags.local_socket)  # before TensorFlow loads
-    limits = StreamLimits(
-        max_envs_per_actor=flags.max_envs_per_actor or flags.inference_batch_size,
-        max_actor_streams=flags.max_actor_streams, hello_timeout_s=flags.hello_timeout_s,
-        stream_idle_timeout_s=flags.stream_idle_timeout_s, max_abs_input=flags.max_abs_input)
-    limits.check(flags.inference_batch_size)
+    limits = StreamLimits.of(flags)
     if flags.hypertune_metric:  # A trial that cannot report must not train to its end.
       tuning_report.check_metric_file(flags.hypertune_metric)
     if flags.replay_parameters:

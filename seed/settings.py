@@ -13,7 +13,7 @@ import argparse
 import dataclasses
 import re
 import sys
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 PREFIX = 'SEED_'
 # absl's DEFINE_<kind> for each kind.
@@ -77,6 +77,21 @@ def one_of(*accepted: str) -> Check:
   return Check(lambda value: value in accepted, f'one of {", ".join(accepted)}')
 
 
+def _process_settings(process: str) -> Tuple[Setting, ...]:
+  """--cpu_cores and --event_loop, which the learner and the actor take alike."""
+  return (
+      Setting('cpu_cores', 'string', '',
+          f'Keep the {process} on these cores, e.g. 1 or 2-7 (empty: any). Where learner '
+          'and actors share a few cores, cores of their own spare their threads the '
+          'wake-ups across cores (docs/performance.md).',
+          check=_CORES_CHECK),
+      Setting('event_loop', 'enum', 'uvloop',
+          f"The {process}'s event loop: uvloop (libuv; less CPU per actor message, "
+          "asyncio's own where uvloop is not installed) or asyncio.",
+          choices=EVENT_LOOPS),
+  )
+
+
 def variable_name(name: str) -> str:
   """The environment variable that sets --name's default: SEED_NAME."""
   return PREFIX + name.upper()
@@ -121,15 +136,7 @@ LEARNER = (
     Setting('max_wait_ms', 'float', 5.0,
         'Run a partial batch after waiting this long.',
         check=at_least(0, 'milliseconds')),
-    Setting('cpu_cores', 'string', '',
-        'Keep the learner on these cores, e.g. 1 or 2-7 (empty: any). Where it shares a '
-        'few cores with its actors, one core of its own spares its threads the wake-ups '
-        'across cores (docs/performance.md).',
-        check=_CORES_CHECK),
-    Setting('event_loop', 'enum', 'uvloop',
-        "The server's event loop: uvloop (libuv; less CPU per actor message, asyncio's "
-        'own where uvloop is not installed) or asyncio.',
-        choices=EVENT_LOOPS),
+    *_process_settings('learner'),
     Setting('checkpoint_interval_s', 'float', 300.0,
         'Seconds between checkpoints.',
         check=above(0, 'seconds')),
@@ -172,19 +179,24 @@ LEARNER = (
         'Largest message accepted from an actor.',
         check=at_least(1, 'MB')),
     Setting('max_envs_per_actor', 'integer', 0,
-        'Most envs one actor stream may step (0: --inference_batch_size, the most one'
-        ' batch holds).'),
+        'Most envs one actor stream may step, at most --inference_batch_size (0: that, '
+        'the most one batch holds).',
+        check=at_least(0, 'envs (0: --inference_batch_size)')),
     Setting('max_actor_streams', 'integer', 1024,
         'Most actor streams open at once; one more is refused with UNAVAILABLE, and '
-        'its actor retries (with backoff) until a place is free.'),
+        'its actor retries (with backoff) until a place is free.',
+        check=at_least(1, 'streams')),
     Setting('hello_timeout_s', 'float', 30.0,
-        'End a stream that sends no hello this long after opening.'),
+        'End a stream that sends no hello this long after opening.',
+        check=above(0, 'seconds')),
     Setting('stream_idle_timeout_s', 'float', 600.0,
         'End an actor stream that sends no step this long after its last actions (a '
-        "hung actor frees its envs' state)."),
+        "hung actor frees its envs' state).",
+        check=above(0, 'seconds')),
     Setting('max_abs_input', 'float', 1000000000.0,
         'Refuse a step whose rewards or float observations exceed this magnitude '
-        '(they would overflow the loss).'),
+        '(they would overflow the loss).',
+        check=above(0, 'a magnitude')),
     Setting('max_nonfinite_steps', 'integer', 100,
         'Stop (without a checkpoint, so the last one keeps good parameters) after '
         'this many train steps in a row whose loss or gradients were NaN/Inf; each '
@@ -324,13 +336,7 @@ ACTOR = (
         'Touch this file every 10 s while the actor runs (stepping, or retrying a '
         'learner it lost); older than a minute, the actor hangs (an env step that '
         "never returns): a liveness probe's signal."),
-    Setting('cpu_cores', 'string', '',
-        'Keep the actor on these cores, e.g. 0 (empty: any).',
-        check=_CORES_CHECK),
-    Setting('event_loop', 'enum', 'uvloop',
-        "The actor's event loop: uvloop (libuv; less CPU per message, asyncio's own "
-        'where uvloop is not installed) or asyncio.',
-        choices=EVENT_LOOPS),
+    *_process_settings('actor'),
     Setting('tls_ca_file', 'string', None,
         'PEM CA certificate: connect over TLS.'),
     Setting('auth_token_file', 'string', None,
@@ -383,6 +389,30 @@ JOB = (
 
 
 SCHEMAS = {'learner': LEARNER, 'actor': ACTOR, 'job': JOB}
+
+
+def device_names(text: str) -> List[str]:
+  """--learner_devices or --inference_devices as names: 'GPU:0,GPU:1' -> ['GPU:0', 'GPU:1']."""
+  return [name.strip() for name in text.split(',') if name.strip()]
+
+
+def learner_gpus_refusal(learner_devices: str, gpus: int, gpus_flag: str) -> Optional[str]:
+  """Why --learner_devices does not fit a learner given `gpus` GPUs (numbered from GPU:0)
+  by the submitter's `gpus_flag`, or None: it names a GPU the learner lacks, or leaves
+  all but one of several idle (the learner trains on one device unless told). gcp/submit.py
+  and slurm/submit.sh ask this before a job is submitted."""
+  named = [int(name.split(':')[1]) for name in device_names(learner_devices)
+           if name.startswith('GPU:')]
+  missing = [f'GPU:{index}' for index in named if index >= gpus]
+  if missing:
+    return (f'--learner_devices={learner_devices} names {", ".join(missing)}; the learner has '
+            f'{gpus} GPU(s) ({gpus_flag}={gpus}), numbered from GPU:0')
+  if gpus > 1 and not named:
+    every = ','.join(f'GPU:{index}' for index in range(gpus))
+    return (f'{gpus_flag}={gpus}: the learner uses more than one GPU only when told, with '
+            f'--learner_devices={every} (V-trace, R2D2, SAC and DDPG train on several '
+            f'devices); or ask for {gpus_flag}=1')
+  return None
 
 
 def by_name(schema: Sequence[Setting]) -> Dict[str, Setting]:
@@ -473,7 +503,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                       help='print NAME KIND, one setting a line (repeatable)')
   parser.add_argument('--readme', metavar='FILE',
                       help='rewrite the settings tables between <!-- settings:NAME --> markers')
+  parser.add_argument('--learner_gpus', type=int, metavar='N',
+                      help='with --learner_devices: print why those devices do not fit a '
+                      'learner of N GPUs and exit 2 (exit 0 when they fit)')
+  parser.add_argument('--learner_devices', default='')
+  parser.add_argument('--gpus_flag', default='--learner_gpus',
+                      help="the submitter's flag that gives the learner its GPUs")
   args = parser.parse_args(argv)
+  if args.learner_gpus is not None:
+    problem = learner_gpus_refusal(args.learner_devices, args.learner_gpus, args.gpus_flag)
+    if problem:
+      print(problem)
+      return 2
+    return 0
   for name in args.list:
     for setting in SCHEMAS[name]:
       print(setting.name, setting.kind)

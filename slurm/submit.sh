@@ -111,25 +111,6 @@ positive "$LEARNER_CPUS" || die "--learner_cpus must be a positive integer, got 
 positive "$ACTOR_CPUS" || die "--actor_cpus must be a positive integer, got '$ACTOR_CPUS'"
 [[ "$LEARNER_GPUS" =~ ^[0-9]+$ ]] ||
   die "--learner_gpus must be a whole number, got '$LEARNER_GPUS'"
-# Slurm numbers a step's GPUs from 0 (CUDA_VISIBLE_DEVICES): --learner_devices names
-# GPU:0 .. GPU:G-1, and the learner uses more than one only when told.
-LEARNER_DEVICES=''
-for flag in "${FLAGS[@]+"${FLAGS[@]}"}"; do
-  case "$flag" in --learner_devices=*) LEARNER_DEVICES="${flag#*=}" ;; esac
-done
-NAMED_GPUS=0
-for device in ${LEARNER_DEVICES//,/ }; do
-  case "$device" in
-    GPU:*) index="${device#GPU:}"
-      (( index < LEARNER_GPUS )) ||
-        die "--learner_devices=$LEARNER_DEVICES names $device; the learner's step has $LEARNER_GPUS GPU(s) (--learner_gpus=$LEARNER_GPUS), numbered from GPU:0"
-      NAMED_GPUS=$((NAMED_GPUS + 1)) ;;
-  esac
-done
-if (( LEARNER_GPUS > 1 && NAMED_GPUS == 0 )); then
-  every="$(seq -s, -f 'GPU:%g' 0 $((LEARNER_GPUS - 1)))"
-  die "--learner_gpus=$LEARNER_GPUS: the learner uses more than one GPU only when told, with --learner_devices=$every (V-trace, R2D2, SAC and DDPG train on several devices); or ask for --learner_gpus=1"
-fi
 if [ "$HET" = 0 ] && (( NODES > 1 )) && { (( LEARNER_CPUS != ACTOR_CPUS )) || (( LEARNER_GPUS > 0 )); }; then
   # One allocation asks the same of every node: each would reserve the learner's share.
   die "--nodes=$NODES with --learner_cpus/--actor_cpus that differ or --learner_gpus needs --het (the learner as a job component of its own)"
@@ -183,6 +164,20 @@ reserved_reason() {
       echo "seed-job makes the job's certificate and token (see --tls)" ;;
   esac
 }
+
+# Slurm numbers a step's GPUs from 0 (CUDA_VISIBLE_DEVICES): --learner_devices must fit
+# the learner step's --learner_gpus, as seed/settings.py says (the check gcp/submit.py runs).
+LEARNER_DEVICES=''
+for flag in "${FLAGS[@]+"${FLAGS[@]}"}"; do
+  case "$flag" in --learner_devices=*) LEARNER_DEVICES="${flag#*=}" ;; esac
+done
+if [ -n "$PYTHON" ]; then
+  # Exit 2: they do not fit; a python3 too old to read seed/settings.py checks nothing.
+  status=0
+  problem="$(cd "$REPO" && "$PYTHON" -m seed.settings --learner_gpus="$LEARNER_GPUS" \
+    --learner_devices="$LEARNER_DEVICES" --gpus_flag=--learner_gpus 2>/dev/null)" || status=$?
+  [ "$status" != 2 ] || die "$problem"
+fi
 
 declare -A SETTINGS=() BOOLEANS=()
 KNOWN=()

@@ -32,7 +32,7 @@ from absl import flags
 
 from seed import settings
 from seed.transport import security
-from seed.process import exit_codes, flag_env
+from seed.process import exit_codes, flag_env, local_processes
 from seed.cluster import roles, run_paths, tls_bootstrap
 
 FLAGS = flags.FLAGS
@@ -145,8 +145,9 @@ def build_command(role: roles.Role, environ: Mapping[str, str], *, run_dir: Opti
     # A --gin_bindings on the command line replaces SEED_GIN_BINDINGS: keep those first.
     inherited = flag_env.multi_values(environ.get(flag_env.variable_name('gin_bindings'), ''))
     args += [f'--gin_bindings={b}' for b in [*inherited, *extra_bindings]]
-  module = 'seed.learner.main' if role.kind == roles.LEARNER else 'seed.actors.main'
-  return [sys.executable, '-m', module, *args]
+  if role.kind == roles.LEARNER:
+    return local_processes.learner_command(args)
+  return local_processes.actor_command(args)
 
 
 def main(argv: Sequence[str]) -> None:

@@ -10,7 +10,7 @@ from typing import Dict, Optional, Tuple
 import grpc
 from grpc import aio
 
-from seed import protocol
+from seed import protocol, settings
 from seed.transport import refusal_log
 from seed.transport import security
 from seed.envs.spec import EnvSpec
@@ -23,27 +23,32 @@ from seed.protocol import ProtocolError
 _log = logging.getLogger(__name__)
 
 
+_DEFAULTS = {s.name: s.default for s in settings.LEARNER}
+
+
 @dataclasses.dataclass(frozen=True)
 class StreamLimits:
-  """What one learner accepts from its actors (learner flags of the same names)."""
-  max_envs_per_actor: int = 64        # at most the inference batch: one step fits a batch
-  max_actor_streams: int = 1024       # open Act streams; one more gets UNAVAILABLE
-  hello_timeout_s: float = 30.0       # from the stream's start to its hello
-  stream_idle_timeout_s: float = 600.0  # from our actions to the actor's next step, and
-                                        # for the actor to take our actions
-  max_abs_input: float = protocol.DEFAULT_MAX_ABS_INPUT  # rewards, float observations
+  """What one learner accepts from its actors: the learner settings of the same names
+  (seed.settings.LEARNER: their meaning, defaults and checks)."""
+  max_envs_per_actor: int = _DEFAULTS['inference_batch_size']  # one step fits a batch
+  max_actor_streams: int = _DEFAULTS['max_actor_streams']
+  hello_timeout_s: float = _DEFAULTS['hello_timeout_s']
+  stream_idle_timeout_s: float = _DEFAULTS['stream_idle_timeout_s']
+  max_abs_input: float = _DEFAULTS['max_abs_input']
 
-  def check(self, inference_batch_size: int) -> None:
-    """Raises ValueError naming the flag whose value cannot work."""
-    if not 1 <= self.max_envs_per_actor <= inference_batch_size:
-      raise ValueError(f'--max_envs_per_actor={self.max_envs_per_actor}; expected 1 to '
-                       f'--inference_batch_size={inference_batch_size} (one actor\'s step '
-                       'must fit one inference batch)')
-    if self.max_actor_streams < 1:
-      raise ValueError(f'--max_actor_streams={self.max_actor_streams}; expected at least 1')
-    for name in ('hello_timeout_s', 'stream_idle_timeout_s', 'max_abs_input'):
-      if not getattr(self, name) > 0:
-        raise ValueError(f'--{name}={getattr(self, name)}; expected a positive number')
+  @classmethod
+  def of(cls, flags) -> 'StreamLimits':
+    """The limits a learner's checked flag values give; ValueError where one actor's
+    envs could not fit one inference batch."""
+    envs = flags.max_envs_per_actor or flags.inference_batch_size
+    if envs > flags.inference_batch_size:
+      raise ValueError(f'--max_envs_per_actor={flags.max_envs_per_actor}; expected 1 to '
+                       f'--inference_batch_size={flags.inference_batch_size} (one actor\'s '
+                       'step must fit one inference batch)')
+    return cls(max_envs_per_actor=envs, max_actor_streams=flags.max_actor_streams,
+               hello_timeout_s=flags.hello_timeout_s,
+               stream_idle_timeout_s=flags.stream_idle_timeout_s,
+               max_abs_input=flags.max_abs_input)
 
 
 # A stream whose last step is older than this is not waited for by the batcher:

@@ -76,11 +76,6 @@ class SampleToInsertRatio:
     with self._cond:
       return self._inserts * self.samples_per_insert - self._samples
 
-  def can_insert(self, num_inserts: int = 1) -> bool:
-    """Whether an insert of `num_inserts` items may proceed now (does not count it)."""
-    with self._cond:
-      return self._can_insert(num_inserts)
-
   def can_sample(self, num_samples: int = 1) -> bool:
     """Whether a sample of `num_samples` items may proceed now (does not count it)."""
     with self._cond:

@@ -1,6 +1,7 @@
 """Starting a learner and its actors as separate processes, as run_local.sh does.
 
-Used by the experiment runner (seed.experiments) and the benchmarks (bench/).
+Used by seed train (local_run), the Python API, the experiment runner and its suites, the
+benchmarks (bench/) and, for the command lines, seed-job.
 """
 import contextlib
 import os
@@ -15,26 +16,43 @@ from seed.transport import unix_address
 from seed.run_dir.layout import RunDir
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The two processes' entry points (learner/main.py, actors/main.py).
+LEARNER_MAIN = 'seed.learner.main'
+ACTOR_MAIN = 'seed.actors.main'
 
 
 def child_env() -> Dict[str, str]:
-  """This environment, quieter TensorFlow, unbuffered output, the repo importable."""
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL='2', PYTHONUNBUFFERED='1')
+  """This environment, unbuffered output, the repo importable, and TensorFlow's start-up
+  chatter left out unless TF_CPP_MIN_LOG_LEVEL says otherwise."""
+  env = dict(os.environ, PYTHONUNBUFFERED='1')
+  env.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
   env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
   return env
 
 
-def start_learner(logdir: str, agent: str, flags: List[str],
-                  log_name: str = 'learner.log', append: bool = False) -> subprocess.Popen:
-  """A learner on a free localhost port, logging to <logdir>/logs/<log_name> (after what
-  the log holds with `append`, so a resumed run keeps the earlier starts' lines)."""
+def learner_command(flags: Sequence[str]) -> List[str]:
+  return [sys.executable, '-m', LEARNER_MAIN, *flags]
+
+
+def actor_command(flags: Sequence[str], python: str = sys.executable) -> List[str]:
+  """An actor's command line; `python`: the interpreter (Football's actors have a venv of
+  their own)."""
+  return [python, '-m', ACTOR_MAIN, *flags]
+
+
+def start_learner(logdir: str, agent: str, flags: Sequence[str],
+                  log_name: str = 'learner.log', append: bool = False,
+                  port: int = 0) -> subprocess.Popen:
+  """A learner on localhost's `port` (0: a free one), logging to <logdir>/logs/<log_name>
+  (after what the log holds with `append`, so a resumed run keeps the earlier starts'
+  lines)."""
   run_dir = RunDir(logdir)
   os.makedirs(run_dir.logs, exist_ok=True)
   run_dir.remove_port()
   with open(os.path.join(run_dir.logs, log_name), 'a' if append else 'w') as log:
     return subprocess.Popen(
-        [sys.executable, '-m', 'seed.learner.main', f'--logdir={logdir}', f'--agent={agent}',
-         '--server_address=localhost:0'] + flags,
+        learner_command([f'--logdir={logdir}', f'--agent={agent}',
+                         f'--server_address=localhost:{port}', *flags]),
         stdout=log, stderr=subprocess.STDOUT, env=child_env(), cwd=REPO)
 
 
@@ -102,14 +120,15 @@ def wait_learner(learner: subprocess.Popen, actors: List[subprocess.Popen],
       raise TimeoutError(f'the learner still runs after {timeout_s} s')
 
 
-def start_actor(actor_id: int, num_envs: int, port: int, flags: List[str],
+def start_actor(actor_id: int, num_envs: int, port: int, flags: Sequence[str],
                 log_path: Optional[str] = None, append: bool = False,
-                address: Optional[str] = None) -> subprocess.Popen:
+                address: Optional[str] = None, python: str = sys.executable
+                ) -> subprocess.Popen:
   """An actor process of the learner at `address` (local_socket's), else on localhost's
   `port`; its output goes to `log_path` (after what it holds, with `append`), or nowhere."""
-  command = [sys.executable, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
-             f'--num_envs={num_envs}', f'--server_address={address or f"localhost:{port}"}'
-             ] + flags
+  command = actor_command([f'--actor_id={actor_id}', f'--num_envs={num_envs}',
+                           f'--server_address={address or f"localhost:{port}"}', *flags],
+                          python)
   if not log_path:
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
                             env=child_env(), cwd=REPO)

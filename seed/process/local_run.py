@@ -164,12 +164,6 @@ class Plan:
       raise UsageError(f'{script} failed; the Football actors have no interpreter.')
 
 
-def _child_env():
-  env = dict(os.environ, PYTHONUNBUFFERED='1')
-  env.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')
-  return env
-
-
 def _echo(log_path: str, learner: subprocess.Popen, done: threading.Event) -> None:
   """Prints the learner log's lines as they come (TensorFlow's chatter left out), until
   the learner has exited and the log is read to its end."""
@@ -217,7 +211,7 @@ def train(plan: Plan) -> int:
   run_dir = RunDir(plan.logdir)
   os.makedirs(run_dir.logs, exist_ok=True)
   run_dir.remove_port()
-  env = _child_env()
+  env = local_processes.child_env()
   print(f'seed: {plan.env}/{plan.agent} with {plan.num_actors} actors x {plan.envs_per_actor} '
         f'envs; run directory {plan.logdir}; actors connect to {plan.actor_address}', flush=True)
   notice = accelerator_notice(plan.env, plan.agent)
@@ -236,11 +230,12 @@ def train(plan: Plan) -> int:
   echo = None
   try:
     with open(learner_log, 'w') as log:
+      # In this folder, not the repository's: the flags' paths are the user's.
       learner = subprocess.Popen(
-          [sys.executable, '-m', 'seed.learner.main', f'--logdir={plan.logdir}',
-           f'--agent={plan.agent}', f'--gin_file={plan.gin_file}',
-           f'--server_address=localhost:{plan.port}', *plan.local_socket_flags,
-           *plan.learner_flags],
+          local_processes.learner_command([
+              f'--logdir={plan.logdir}', f'--agent={plan.agent}', f'--gin_file={plan.gin_file}',
+              f'--server_address=localhost:{plan.port}', *plan.local_socket_flags,
+              *plan.learner_flags]),
           stdout=log, stderr=subprocess.STDOUT, env=env)
     echo = threading.Thread(target=_echo, args=(learner_log, learner, echo_done), daemon=True)
     echo.start()
@@ -261,9 +256,10 @@ def train(plan: Plan) -> int:
     for actor_id, num_envs, extra in actors:
       with open(run_dir.actor_log(actor_id), 'w') as log:
         started.append(subprocess.Popen(
-            [python, '-m', 'seed.actors.main', f'--actor_id={actor_id}',
-             f'--num_envs={num_envs}', *extra, f'--gin_file={plan.gin_file}',
-             f'--server_address={plan.actor_address}', *plan.actor_flags],
+            local_processes.actor_command([
+                f'--actor_id={actor_id}', f'--num_envs={num_envs}', *extra,
+                f'--gin_file={plan.gin_file}', f'--server_address={plan.actor_address}',
+                *plan.actor_flags], python),
             stdout=log, stderr=subprocess.STDOUT, env=env))
     beside = os.path.join(os.path.dirname(sys.executable), 'tensorboard')
     tensorboard = beside if os.path.exists(beside) else shutil.which('tensorboard')

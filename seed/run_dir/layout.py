@@ -22,79 +22,37 @@ EVALUATION = 'evaluation'
 _LATEST_LINE = re.compile(r'^model_checkpoint_path: "(.*)"$', re.M)
 
 
+class _File:
+  """A file or folder of the run directory: `RunDir(root).<attribute>` is its path."""
+
+  def __init__(self, *names: str):
+    self._names = names
+
+  def __get__(self, run_dir: 'RunDir', owner: type) -> str:
+    return os.path.join(run_dir.root, *self._names)
+
+
 @dataclasses.dataclass(frozen=True)
 class RunDir:
   """The paths of one run directory's files, by what they hold."""
   root: str
 
-  def _path(self, *names: str) -> str:
-    return os.path.join(self.root, *names)
-
-  @property
-  def checkpoints(self) -> str:
-    """The learner's checkpoints: ckpt-N.* and TensorFlow's index, `checkpoint`."""
-    return self._path(CHECKPOINTS)
-
-  @property
-  def episodes_csv(self) -> str:
-    """Every training and evaluation episode (seed.run_dir.records)."""
-    return self._path(EPISODES_CSV)
-
-  @property
-  def progress_csv(self) -> str:
-    """A line each progress interval: frames, steps, rates (seed.run_dir.records)."""
-    return self._path(PROGRESS_CSV)
-
-  @property
-  def train_steps_csv(self) -> str:
-    """Each train step's logs, with --log_train_steps."""
-    return self._path(TRAIN_STEPS_CSV)
-
-  @property
-  def port(self) -> str:
-    """The port the learner bound, written once it serves."""
-    return self._path(PORT)
-
-  @property
-  def finished_json(self) -> str:
-    """Written when the run reached its goal (seed.run_dir.status)."""
-    return self._path(FINISHED_JSON)
-
-  @property
-  def operative_config(self) -> str:
-    """The gin config the learner ran with."""
-    return self._path(OPERATIVE_CONFIG)
-
-  @property
-  def flags_txt(self) -> str:
-    """The learner's flags, one a line."""
-    return self._path(FLAGS_TXT)
-
-  @property
-  def experiment_json(self) -> str:
-    """The experiment runner's settings and the layer each came from."""
-    return self._path(EXPERIMENT_JSON)
-
-  @property
-  def local_socket(self) -> str:
-    """Where a local launcher puts the learner's Unix socket."""
-    return self._path(LOCAL_SOCKET)
-
-  @property
-  def logs(self) -> str:
-    return self._path(LOGS)
-
-  @property
-  def learner_log(self) -> str:
-    return self._path(LOGS, 'learner.log')
+  checkpoints = _File(CHECKPOINTS)  # ckpt-N.* and TensorFlow's index, `checkpoint`
+  episodes_csv = _File(EPISODES_CSV)  # every training episode (seed.run_dir.records)
+  progress_csv = _File(PROGRESS_CSV)  # a line each progress interval
+  train_steps_csv = _File(TRAIN_STEPS_CSV)  # each train step's logs (--log_train_steps)
+  port = _File(PORT)  # the port the learner bound, once it serves
+  finished_json = _File(FINISHED_JSON)  # the run reached its goal (seed.run_dir.status)
+  operative_config = _File(OPERATIVE_CONFIG)  # the gin config the learner ran with
+  flags_txt = _File(FLAGS_TXT)  # the learner's flags, one a line
+  experiment_json = _File(EXPERIMENT_JSON)  # the experiment runner's settings
+  local_socket = _File(LOCAL_SOCKET)  # where a local launcher puts the Unix socket
+  logs = _File(LOGS)
+  learner_log = _File(LOGS, 'learner.log')
+  evaluation = _File(EVALUATION)  # test mode's reports and TensorBoard events
 
   def actor_log(self, actor_id: int) -> str:
-    return self._path(LOGS, f'actor_{actor_id}.log')
-
-  @property
-  def evaluation(self) -> str:
-    """Test mode's reports (seed.evaluate) and their TensorBoard events."""
-    return self._path(EVALUATION)
+    return os.path.join(self.logs, f'actor_{actor_id}.log')
 
   def latest_checkpoint(self) -> Optional[str]:
     """The prefix of the latest complete checkpoint (RUN/ckpt/ckpt-N) as TensorFlow's

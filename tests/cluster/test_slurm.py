@@ -383,7 +383,8 @@ def stand_in_sbatch(tmp_path):
      '--learner_gpus=2: the learner uses more than one GPU only when told, with '
      '--learner_devices=GPU:0,GPU:1'),
     (['atari', 'r2d2', '2', '4', '--learner_gpus=2', '--learner_devices=GPU:1,GPU:2'],
-     "--learner_devices=GPU:1,GPU:2 names GPU:2; the learner's step has 2 GPU(s)"),
+     '--learner_devices=GPU:1,GPU:2 names GPU:2; the learner has 2 GPU(s) (--learner_gpus=2), '
+     'numbered from GPU:0'),
     (['toy', 'vtrace', '2', '4', '--learner_sbatch=--partition=gpu'],
      '--learner_sbatch is for --het jobs'),
     (['toy', 'vtrace', '2', '4', '--het', '--nodes=3'],

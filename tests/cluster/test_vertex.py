@@ -348,7 +348,8 @@ BAD_INPUT = {
         '--learner_machine_type=e2-standard-4']),
     'learner devices the machine lacks': ('train_atari_vtrace.sh', SETTINGS + [
         '--learner_devices=GPU:0,GPU:1'], [
-        '--learner_devices=GPU:0,GPU:1 names GPU:1; the learner machine has 1 GPU(s)']),
+        '--learner_devices=GPU:0,GPU:1 names GPU:1; the learner has 1 GPU(s) '
+        '(--learner_accelerator_count=1)']),
     'GPUs the learner would leave idle': ('train_atari_r2d2.sh', SETTINGS + [
         '--learner_machine_type=n1-standard-16', '--learner_accelerator_count=2'], [
         '--learner_accelerator_count=2: the learner uses more than one GPU only when told',

@@ -1,12 +1,6 @@
-"""Moved to seed/process/local_processes.py (the experiment runner uses it); bench/ imports it here,
-with what only benches need."""
+"""CPU time of a process and of a learner's threads by part, from Linux's /proc: what the
+benchmarks report beside their rates."""
 import os
-
-from seed.process.local_processes import (REPO, child_env, local_socket, sigterm_raises,
-                                          start_actor, start_learner, stop, wait_for_port)
-
-__all__ = ['REPO', 'child_env', 'cpu_s', 'learner_thread_cpu_s', 'local_socket', 'sigterm_raises',
-           'start_actor', 'start_learner', 'stop', 'wait_for_port']
 
 
 def cpu_s(pid: int) -> float:

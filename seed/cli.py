@@ -2,6 +2,7 @@
 
   seed train ENV AGENT NUM_ACTORS ENVS_PER_ACTOR [flags]   (seed.process.local_run)
   seed eval --logdir=RUN ...                              (seed.evaluate)
+  seed diagnose RUN                                       (seed.evaluation.diagnose)
   seed plot RUN ... --output=curve.png                    (seed.experiments.plotting)
   seed experiments --root=DIR --grid=... --seeds=0,1      (seed.experiments)
   seed suite dmc15|classic_control|learning_curve|atari5 ...  (seed.experiments.suites)
@@ -18,6 +19,7 @@ from typing import List, Optional
 COMMANDS = {
     'train': 'train on this machine: a learner, its actors and TensorBoard (./run_local.sh)',
     'eval': 'play episodes of a checkpoint, a returns table, optionally an MP4',
+    'diagnose': 'why a run does not learn: figures of its checkpoint, with warnings',
     'plot': 'learning curves from TensorBoard event files, as a PNG',
     'experiments': 'several runs in sequence: a grid of gin bindings times seeds',
     'suite': 'a learning suite: seed suite dmc15|classic_control|learning_curve|atari5 ARGS',
@@ -63,6 +65,9 @@ def main(argv: Optional[List[str]] = None) -> int:
   if command == 'eval':
     from seed import evaluate
     return evaluate.main(rest)
+  if command == 'diagnose':
+    from seed.evaluation import diagnose
+    return diagnose.main(rest)
   if command == 'plot':
     from seed.experiments import plotting
     return plotting.main(rest)

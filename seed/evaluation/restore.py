@@ -91,16 +91,16 @@ class RestoredRun(NamedTuple):
   counters: Any  # seed.run_dir.checkpoints.SavedCounters
 
 
-def restore_run(logdir: str, checkpoint: str = '') -> RestoredRun:
+def restore_run(logdir: str, checkpoint: str = '', flag: str = '--logdir') -> RestoredRun:
   """The agent of the run in `logdir` at its latest checkpoint (or `checkpoint`), under
-  the run's saved config, and one env of that config (seed 0)."""
+  the run's saved config, and one env of that config (seed 0). ValueError naming `flag`
+  (what gave the path) for a checkpoint that is not there or does not fit."""
   from seed.envs import EnvConfig, env_spec  # pylint: disable=g-import-not-at-top
   run_config = saved_config(logdir)
   parse_config(run_config)
   env = EnvConfig().make(0)
   try:
-    restored = restore_agent(run_config.agent, env_spec(env), 1, checkpoint or logdir,
-                             '--checkpoint' if checkpoint else 'RUN')
+    restored = restore_agent(run_config.agent, env_spec(env), 1, checkpoint or logdir, flag)
   except BaseException:
     env.close()
     raise

@@ -25,7 +25,7 @@ def test_seed_alone_lists_every_command():
 def test_an_unknown_command_is_named_with_the_accepted_ones():
   result = _seed('fly')
   assert result.returncode == 2
-  assert ("unknown command 'fly'; accepted: train, eval, plot, experiments, suite, submit"
+  assert ("unknown command 'fly'; accepted: train, eval, diagnose, plot, experiments, suite, submit"
           in result.stderr)
 
 
@@ -36,7 +36,7 @@ def test_train_help_lists_every_learner_and_actor_setting():
     assert f'--{setting.name}=' in result.stdout, setting.name
 
 
-@pytest.mark.parametrize('command', ['eval', 'plot', 'experiments', 'suite dmc15',
+@pytest.mark.parametrize('command', ['eval', 'diagnose', 'plot', 'experiments', 'suite dmc15',
                                      'suite classic_control', 'suite learning_curve', 'suite atari5'])
 def test_each_command_has_its_help(command):
   result = _seed(*command.split(), '--help')

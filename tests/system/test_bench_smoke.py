@@ -11,7 +11,6 @@ import sys
 import pytest
 
 from tests.processes import REPO, _env
-from tests.server_harness import free_port
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -84,7 +83,7 @@ def test_the_inference_capacity_benchmark_prints_a_row_per_envs_and_stream_count
 
 
 def test_the_learner_cpu_by_thread_finds_a_named_inference_lane():
-  parts = bench_value('processes', """
+  parts = bench_value('cpu_time', """
 import os, threading, time
 from seed.process import thread_names
 # The lane is read while it lives, once it has used 0.2 s of CPU: however loaded the
@@ -168,9 +167,9 @@ def test_replay_storage_benchmark_prints_before_and_after():
     assert re.fullmatch(r'[\d,.]+x', cells[3]), row
 
 
-def test_classic_suite_plot_and_feature_scale_run_end_to_end(tmp_path):
+def test_classic_suite_and_plot_run_end_to_end(tmp_path):
   # A few thousand frames: far from the target, so the suite exits 1; the table, the
-  # JSON row, the PNG and the feature table must all come out.
+  # JSON row and the PNG must all come out.
   result = subprocess.run(
       [sys.executable, '-m', 'seed', 'suite', 'classic_control',
        '--gin_file=gin/classic/vtrace.gin', '--agent=vtrace', '--tasks', 'cartpole', '--max_env_frames=3000', '--num_actors=1',
@@ -187,24 +186,6 @@ def test_classic_suite_plot_and_feature_scale_run_end_to_end(tmp_path):
       capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
   assert plot.returncode == 0, plot.stdout + plot.stderr
   assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
-  scale = subprocess.run(
-      [sys.executable, '-m', 'bench.feature_scale', '--gin_file=gin/classic/vtrace.gin',
-       f'--checkpoint_dir={tmp_path / "cartpole" / "ckpt"}', '--states=50'],
-      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
-  assert scale.returncode == 0, scale.stdout + scale.stderr
-  rows = [line for line in scale.stdout.splitlines() if re.match(r'\| (init|ckpt-\d+) \|', line)]
-  assert len(rows) >= 2, scale.stdout
-
-
-def test_feature_scale_reads_acers_policy_and_q_heads(tmp_path):
-  # No checkpoint: the initial weights' row alone, its value E_pi Q from the Q head.
-  scale = subprocess.run(
-      [sys.executable, '-m', 'bench.feature_scale', '--gin_file=gin/toy/acer.gin',
-       '--agent=acer', f'--checkpoint_dir={tmp_path}', '--states=20'],
-      capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
-  assert scale.returncode == 0, scale.stdout + scale.stderr
-  rows = [line for line in scale.stdout.splitlines() if line.startswith('| init |')]
-  assert len(rows) == 1 and rows[0].count('|') == 11, scale.stdout
 
 
 def test_replay_prefetch_benchmark_prints_a_row_per_depth():
@@ -256,69 +237,6 @@ def test_the_round_trip_floor_prints_transport_learner_and_tf_call_figures():
       'decode the Step', "the batch's bookkeeping around the policy",
       'check and encode the actions', 'the policy call (for scale)']
   assert len(rows) == 2 + 4 + 3 + 1 and all(r['p50_ms'] > 0 for r in rows), rows
-
-
-def test_the_q_probe_adam_steps_and_torso_probe_read_an_r2d2_checkpoint(tmp_path):
-  run = tmp_path / 'run'
-  train = subprocess.run(
-      [sys.executable, '-m', 'seed', 'train', 'toy', 'r2d2', '1', '2', f'--logdir={run}',
-       '--max_env_frames=600'],
-      capture_output=True, text=True, cwd=REPO, timeout=240,
-      env=dict(_env(), SEED_PORT=str(free_port()), SEED_TENSORBOARD_PORT='0'))
-  assert train.returncode == 0, train.stdout + train.stderr
-  probe = subprocess.run([sys.executable, '-m', 'bench.q_probe', f'--logdir={run}',
-                          '--steps=50'],
-                         capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
-  assert probe.returncode == 0, probe.stdout + probe.stderr
-  rows = re.findall(r'^\| (\d) \| (\d+)% \| (-?[\d.]+) \| ([\d.]+) \|$', probe.stdout, re.M)
-  assert [int(row[0]) for row in rows] == list(range(len(rows))) and len(rows) >= 2, probe.stdout
-  assert sum(int(row[1]) for row in rows) in range(98, 103), probe.stdout
-  assert re.search(r'mean spread max_a Q - min_a Q: [\d.]+', probe.stdout), probe.stdout
-  steps = subprocess.run([sys.executable, '-m', 'bench.adam_steps', f'--logdir={run}',
-                          '--rmsprop_epsilon=1e-5'],
-                         capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
-  assert steps.returncode == 0, steps.stdout + steps.stderr
-  rows = re.findall(r'^\| (\w+) \| \(([\d, ]+)\) \| ([\d.e+-]+) \| ([\d.]+) \| (\d+)% \| '
-                    r'([\d.]+) \|$', steps.stdout, re.M)
-  # One row per trained variable of the online network, the torso's first.
-  assert rows and rows[0][0].endswith('kernel'), steps.stdout
-  assert all(0 <= float(row[3]) <= 1 and 0 <= float(row[5]) <= 1 for row in rows), steps.stdout
-  torso = subprocess.run([sys.executable, '-m', 'bench.torso_probe', f'--logdir={run}',
-                          '--states=20'],
-                         capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
-  assert torso.returncode == 0, torso.stdout + torso.stderr
-  # toy's R2D2 has an MLP torso and an LSTM: its layers, then the LSTM's input, then the gates.
-  rows = re.findall(r'^\| (\w+) \| (\d+%|—) \| (-?[\d.]+) \| ([\d.]+) \|$', torso.stdout, re.M)
-  assert rows[0][0] == 'mlp_0' and rows[0][1].endswith('%'), torso.stdout
-  # The LSTM's input may be layer-normalised, not a ReLU's: no never-active share.
-  assert rows[-1][:2] == ('lstm_input', '—'), torso.stdout
-  assert re.search(r"LSTM gates' inputs beyond \|5\|: input gate \d+%, output gate \d+%",
-                   torso.stdout), torso.stdout
-
-
-def test_adam_step_factors_by_hand():
-  # g / (g + epsilon): equal g and epsilon halve the step; a tiny g next to 1e-3 all but stops it.
-  factors = bench_value('adam_steps', 'import numpy as np\n'
-                        'value = list(m.step_factors(np.array([1e-3, 1e-6]), 1e-3))')
-  assert factors[0] == 0.5 and abs(factors[1] - 1e-6 / (1e-6 + 1e-3)) < 1e-12
-  # g / sqrt(g^2 + epsilon), epsilon inside the root: g^2 = 3 epsilon gives sqrt(3) / 2.
-  rmsprop = bench_value('adam_steps', 'import numpy as np\n'
-                        'value = list(m.rmsprop_step_factors(np.array([np.sqrt(3e-4)]), 1e-4))')
-  assert abs(rmsprop[0] - 3 ** 0.5 / 2) < 1e-12
-
-
-def test_torso_probe_statistics_by_hand():
-  # Two states of a 3-unit layer: unit 0 never fires, unit 1 fires once (0 and 2),
-  # unit 2 is 1 in both. Mean 4 / 6; std across states 0, 1, 0.
-  stats = bench_value('torso_probe', 'import numpy as np\n'
-                      'value = m.layer_stats(np.array([[0., 0., 1.], [0., 2., 1.]]))')
-  assert stats == {'never_active': 1 / 3, 'mean': 4 / 6, 'std_across_states': 1 / 3}
-  # Gates of 2 units each in Keras' order i, f, c, o: one of the input gate's 4 entries
-  # and all 4 of the output gate's beyond |5|; the forget and cell gates do not count.
-  saturation = bench_value('torso_probe', 'import numpy as np\n'
-                           'row = [6., 0., 9., 9., 9., 9., -7., 8.]\n'
-                           'value = m.gate_saturation(np.array([row, [0.] * 6 + [6., -6.]]))')
-  assert saturation == {'input_gate_saturated': 0.25, 'output_gate_saturated': 1.0}
 
 
 @pytest.mark.parametrize('backend', ['gymnasium', 'envpool'])

@@ -12,6 +12,7 @@ import pytest
 
 from seed.evaluation import episodes as episodes_lib
 from seed.evaluation import report
+from tests.checkpoints import write_untrained_run
 from tests.processes import REPO, Run, _env
 
 # They parse gin in this process, as evaluate and the runner's check do.
@@ -175,29 +176,6 @@ def test_evaluate_plays_each_agent(tmp_path, agent, gin_file, policy, capsys):
   assert [e['env_index'] for e in written['per_episode']].count(0) == 2
 
 
-def write_untrained_run(logdir, agent_name, gin_file):
-  """A run directory as a learner leaves it, with a checkpoint of fresh weights."""
-  # pylint: disable=g-import-not-at-top
-  import gin
-  from seed import agents, config
-  from seed.learner.checkpoint import Checkpointer
-  from seed.learner.counters import Counters
-  from seed.envs import EnvConfig, env_spec
-  from seed.run_dir.layout import RunDir
-  # pylint: enable=g-import-not-at-top
-  agents.register_gin_configurables(agent_name)
-  with gin.unlock_config():
-    gin.clear_config()
-    config.parse_gin([os.path.join(REPO, gin_file)], [])
-  env = EnvConfig().make(0)
-  agent = agents.agent_class(agent_name)(env_spec=env_spec(env))
-  env.close()
-  agent.warm_up([1])
-  Checkpointer(RunDir(str(logdir)).checkpoints, agent.checkpoint_items(), Counters()).save()
-  config.write_run_config(str(logdir), f'--agent={agent_name}\n')
-  with gin.unlock_config():
-    gin.clear_config()  # Later tests build configs from gin's defaults.
-  return str(logdir)
 
 
 class _CountingEnv:

@@ -59,12 +59,14 @@ def test_inference_samples_the_categorical_and_evaluation_takes_the_argmax(
   rng = np.random.default_rng(0)
   evaluation = [True] * 4 + [False] * 60
   observation, (action, stored, core_state) = _infer(agent, spec, evaluation, rng)
-  assert core_state == () and set(stored) == set(outputs)
+  # Stored are the trained outputs; the logits come along for seed diagnose.
+  assert core_state == () and set(stored) == set(outputs) | {'logits'}
   action = action.numpy()
   assert action.dtype == np.int32 and action.shape == (64,)
   assert np.all((action >= 0) & (action < spec.num_actions))
   logits, _ = agent.network.policy_and_value(agent._inputs(observation))  # pylint: disable=protected-access
   log_probs = tf.nn.log_softmax(logits).numpy()
+  np.testing.assert_allclose(stored['logits'], logits.numpy(), rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(stored['log_prob'], log_probs[np.arange(64), action],
                              rtol=1e-5, atol=1e-6)
   np.testing.assert_array_equal(action[:4], log_probs[:4].argmax(-1))

@@ -152,7 +152,7 @@ def torso_layer_outputs(layers: Sequence[keras.layers.Layer], torso: str,
                         observation) -> List[Tuple[str, tf.Tensor]]:
   """Each torso layer's float32 output for observations [N, *observation_shape], by layer
   name, in order (Flatten's left out): the torso as `apply_torso` runs it, every step
-  kept. For diagnostics (bench.torso_probe, bench.feature_scale)."""
+  kept. For diagnostics (seed diagnose)."""
   observation = tf.convert_to_tensor(observation)
   x = torso_input(torso, observation.shape[1:], observation)
   outputs = []
@@ -270,7 +270,7 @@ class TorsoNetworkMixin:
     """Each torso layer's output for [N, *observation_shape] (Flatten's left out),
     then, with an LSTM, the LSTM's input features and its gates' inputs from them,
     W x + b [N, 4 * lstm_size] in Keras' order (input, forget, cell, output) without
-    the recurrent part. For diagnostics (bench.torso_probe): a layer whose units are
+    the recurrent part. For diagnostics (seed diagnose): a layer whose units are
     all silent, or an LSTM whose gates' inputs are beyond |5| (sigmoid and tanh
     saturated), passes no gradient down."""
     outputs = torso_layer_outputs(self._torso_layers, self._torso_name, observation)

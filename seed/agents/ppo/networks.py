@@ -6,7 +6,7 @@ activations and orthogonal init with gains sqrt(2) / 0.01 (policy mean) / 1
 (value): the MuJoCo setting of Schulman et al. (2017) and of the well-tuned open
 implementations.
 """
-from typing import Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import keras
 import numpy as np
@@ -86,10 +86,19 @@ class CategoricalPolicyValue(keras.layers.Layer):
                                      tf.as_dtype(np.dtype(observation_dtype))))
     self.built = True
 
+  def _torso_layers(self) -> List[keras.layers.Layer]:
+    return [getattr(self, f'_torso_layer_{i}') for i in range(self._num_torso_layers)]
+
   def _features(self, x):
-    layers = [getattr(self, f'_torso_layer_{i}') for i in range(self._num_torso_layers)]
-    return torsos.apply_torso(layers, self._torso_name, self._observation_shape,
+    return torsos.apply_torso(self._torso_layers(), self._torso_name, self._observation_shape,
                               tf.convert_to_tensor(x))
+
+  def layer_outputs(self, observations) -> List[Tuple[str, tf.Tensor]]:
+    """Each torso layer's output for observations [N, C, H, W] (Flatten's left out), for
+    diagnostics (seed diagnose); [] for vector observations, which have no torso."""
+    if self._torso_name == 'mlp':
+      return []
+    return torsos.torso_layer_outputs(self._torso_layers(), self._torso_name, observations)
 
   def policy_and_value(self, x) -> Tuple[tf.Tensor, tf.Tensor]:
     """(logits [N, A], value [N]) for inputs [N, D] (mlp) or [N, C, H, W] (images)."""

@@ -68,7 +68,9 @@ class CategoricalPolicy:
     seed = self.noise.make_seeds(1)[:, 0]
     sample = tf.random.stateless_categorical(logits, 1, seed=seed, dtype=tf.int32)[:, 0]
     action = tf.where(evaluation, tf.argmax(logits, -1, output_type=tf.int32), sample)
-    return action, {'log_prob': distributions.categorical_log_prob(logits, action)}
+    # The logits are not stored (trained_outputs): they are there for seed diagnose.
+    return action, {'log_prob': distributions.categorical_log_prob(logits, action),
+                    'logits': logits}
 
   def taken_actions(self, steps: types.Steps) -> tf.Tensor:
     """[B * T] int32 actions of steps 0..T-1, batch-major."""

@@ -54,6 +54,7 @@ from typing import Any, Dict, List, NamedTuple, Optional
 
 import numpy as np
 
+from bench import hardware
 from seed.process import local_processes as processes
 from seed.inference.step_processor import padded_batch_sizes
 
@@ -411,7 +412,8 @@ def main(argv=None) -> int:
     parser.error(f'unknown modes {sorted(unknown)}; valid: {", ".join(MODES)}')
   frames_per_step = _frames_per_step(gin_file)
 
-  lines = [f'{args.env}/{args.agent}, {os.cpu_count()} CPUs; frames/s is the median of '
+  # Which CPU the figures are of: the same command differs by its vector extensions.
+  lines = [f'{args.env}/{args.agent}, {hardware.describe()}; frames/s is the median of '
            f'{args.windows} × {args.window_s:g} s windows after {args.warmup_s:g} s warm-up; '
            f'learner flags {args.learner_flag}, actor flags {args.actor_flag}, gin bindings '
            f'{args.gin_bindings}; ceiling: the '
@@ -526,7 +528,8 @@ def _peer_lines(args, results) -> List[str]:
   lines = ['', f'Sample Factory APPO on Pong, {args.peer_workers} workers × '
            f'{args.peer_envs_per_worker} envs, {args.peer_s:g} s: {median:,.0f} frames/s '
            f'(median of its 10-s figures), {overall:,.0f} (overall, after '
-           f'{args.peer_warmup_s:g} s); settings: {json.dumps(peer["settings"])}']
+           f'{args.peer_warmup_s:g} s), {hardware.describe()}; settings: '
+           f'{json.dumps(peer["settings"])}']
   if ours:
     lines.append(f'ours (best training row) / Sample Factory: {max(ours) / median:.2f} by its '
                  f'median figure, {max(ours) / overall:.2f} by its overall one')

@@ -58,6 +58,7 @@ What still differs (not a matter of settings):
     what is learnt, not how fast frames go through.
 """
 import argparse
+import dataclasses
 import math
 import os
 import pathlib
@@ -71,6 +72,8 @@ import tempfile
 import threading
 import time
 
+from bench import peer_venv
+
 # Exact pins. torch 2.13.0 matters most: that version has a CPU wheel on the
 # project machines, while any other (or an unpinned `torch`) pulls a multi-GB
 # CUDA build. gymnasium 0.29 is what Sample Factory 2.1.1 is written against
@@ -83,9 +86,7 @@ PINNED_PACKAGES = (
     'ale-py==0.10.1',
 )
 DEFAULT_VENV = pathlib.Path.home() / '.cache' / 'seed-bench' / 'sample-factory-venv'
-# Written last by ensure_venv(); holds the pins it installed, so a half-built
-# venv or one built from other pins is rebuilt instead of trusted.
-STAMP_NAME = 'seed-bench-installed.txt'
+VENV = peer_venv.Venv('sample_factory', DEFAULT_VENV, PINNED_PACKAGES)
 
 
 def _log(message: str) -> None:
@@ -93,48 +94,12 @@ def _log(message: str) -> None:
 
 
 def ensure_venv(path: os.PathLike | str = DEFAULT_VENV) -> str:
-  """Creates the Sample Factory venv at `path` unless it is already complete.
-
-  The venv lives outside the repository so Sample Factory, PyTorch and the
-  older gymnasium it needs never become dependencies of seed.
-
-  Args:
-    path: Where the venv lives.
-
-  Returns:
-    The path of the venv's Python executable.
-
-  Raises:
-    RuntimeError: If creating the venv or installing a package fails.
-  """
-  path = pathlib.Path(path).expanduser()
-  python = path / 'bin' / 'python'
-  stamp = path / STAMP_NAME
-  wanted = '\n'.join(PINNED_PACKAGES) + '\n'
-  if python.exists() and stamp.exists() and stamp.read_text() == wanted:
-    _log(f'using the venv at {path}')
-    return str(python)
-
-  start = time.monotonic()
-  if not python.exists():
-    _log(f'creating a venv at {path}')
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _check_call([sys.executable, '-m', 'venv', str(path)], 'creating the venv')
-  _log(f'installing {" ".join(PINNED_PACKAGES)} (a few minutes the first time)')
-  _check_call([str(python), '-m', 'pip', 'install', *PINNED_PACKAGES],
-              'installing the pinned packages')
-  stamp.write_text(wanted)
-  _log(f'venv ready in {time.monotonic() - start:.0f} s')
-  return str(python)
-
-
-def _check_call(command: list[str], what: str) -> None:
-  """Runs `command`, turning a failure into an error that says what failed."""
-  try:
-    subprocess.run(command, check=True)
-  except (OSError, subprocess.CalledProcessError) as error:
-    raise RuntimeError(f'Sample Factory venv: {what} failed ({error}). '
-                       f'Command: {" ".join(command)}') from error
+  """Creates the Sample Factory venv at `path` unless it is already complete
+  (bench/peer_venv.py); the path of its Python. RuntimeError if a step fails."""
+  venv = dataclasses.replace(VENV, path=pathlib.Path(path).expanduser())
+  if venv.ready():
+    _log(f'using the venv at {venv.path}')
+  return venv.install(log=print)
 
 
 # Seed's V-trace learner (gin/atari/vtrace.gin): batches of 8 unrolls x 128 steps,
@@ -278,8 +243,9 @@ class _LogReader(threading.Thread):
           self.samples.append(figures)
 
 
-def _stop(process: subprocess.Popen) -> str:
-  """Stops Sample Factory's whole process group: SIGINT, then SIGTERM, then SIGKILL.
+def stop_group(process: subprocess.Popen) -> str:
+  """Stops a peer's whole process group (started with start_new_session): SIGINT, then
+  SIGTERM, then SIGKILL. Sample Factory and RL Zoo both save and exit on SIGINT.
 
   Returns:
     Which signal stopped it, for the report.
@@ -370,10 +336,10 @@ def run_sample_factory(wall_time_s: float, num_workers: int = 2, envs_per_worker
       process.wait(timeout=wall_time_s)
       stopped_by = None  # It stopped by itself: with HUGE_ENV_STEPS only a failure does that.
     except subprocess.TimeoutExpired:
-      stopped_by = _stop(process)
+      stopped_by = stop_group(process)
   except BaseException:
     # Ctrl-C or an error here must not leave a training run behind.
-    _stop(process)
+    stop_group(process)
     raise
   finally:
     reader.join(timeout=10)

@@ -103,7 +103,8 @@ def table_row(result: Result, caps: Caps) -> str:
     frames, wall = frames_text(hit.env_frames), duration(hit.wall_s)
     rate = _rate(hit.env_frames, hit.wall_s)
   elif result.status == 'not installed':
-    frames = wall = rate = 'not installed'
+    frames = wall = 'not installed'
+    rate = '—'
   elif result.status == 'crashed':
     frames = f'crashed at {frames_text(result.env_frames)}'
     wall = f'crashed after {duration(result.wall_s)}'

@@ -233,3 +233,23 @@ def test_bad_arguments_are_refused_naming_what_is_accepted():
     result = subprocess.run([sys.executable, '-m', 'bench.time_to_target', *args],
                             capture_output=True, text=True, env=_env(), cwd=REPO, timeout=60)
     assert result.returncode != 0 and expected in result.stderr, (args, result.stderr)
+
+
+def test_seed_runs_as_learning_curve_starts_it_and_stops_at_the_target(tmp_path):
+  # CartPole's toy config with a target any 20 episodes reach: the learner stops itself
+  # (--target_return, --return_window) and the run reads as reached, on the launch's clock.
+  value = bench_value(f"""
+from bench import time_to_target_report as report
+from bench.time_to_target_runs import SeedSystem
+system = SeedSystem('seed toy', 'vtrace', 'gin/toy/vtrace.gin', 1, 4)
+caps = report.Caps(wall_s=150, frames=2_000_000, target=5, window=20)
+result = system.run(caps, {str(tmp_path)!r})
+hit = report.reached_at(result.episodes, caps.target, caps.window)
+value = [result.status, result.detail, len(result.episodes), hit, result.wall_s,
+         result.layout, result.config]""")
+  status, detail, episodes, hit, wall_s, layout, config = value
+  assert status == 'reached', detail
+  assert episodes >= 20 and layout == '1 × 4' and config == '`gin/toy/vtrace.gin`'
+  frames, hit_wall_s, _ = hit
+  # The learner's clock starts after TensorFlow's import and the model: later than 0.
+  assert frames > 0 and 0 < hit_wall_s <= wall_s

@@ -16,8 +16,11 @@ redraw: `seed plot docs/figures/time_to_target_pong.csv --out ...`); the table (
 config, actors × envs, frames and wall time to +18, frames/s, or "not by" the cap that
 stopped it) is printed with the CPU it ran on and written beside the CSV (.md). Frames
 count the action repeat (4) everywhere: seed's env frames, the peers' emulator frames.
-Every system anneals its learning rate linearly over the same budget, the frame cap, as
-its own Atari settings do over theirs.
+The budget a learning rate anneals over is the frame cap for every system that anneals:
+seed V-trace (--anneal_learning_rate, as the README's Pong command), Sample Factory and
+RL Zoo (their Atari settings decay it linearly over their step budget); seed PPO runs
+gin/atari/ppo.gin as shipped, at a constant rate (`--extra seed_ppo=--anneal_learning_rate`
+anneals it, as cleanrl's ppo_atari does).
 
 Systems, each with its own tuned settings (best against best):
   seed_vtrace     `gin/atari/vtrace.gin`, `--anneal_learning_rate` over the frame cap, as

@@ -3,7 +3,7 @@ the devices that serve inference (--inference_devices).
 
 Empty (the default): TensorFlow's default strategy, one device, the learner as it always
 ran. Several: a MirroredStrategy over them; the agent's variables are mirrored, its train
-step runs data-parallel (seed.agents.common.data_parallel). TensorFlow's own all-reduce,
+step runs data-parallel (seed.agents.common.learning). TensorFlow's own all-reduce,
 no other.
 
 Inference runs on the first learner device unless --inference_devices names others

@@ -11,7 +11,7 @@ tf = pytest.importorskip('tensorflow')
 
 import keras  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
-from seed.agents.common import tf_agent  # pylint: disable=g-import-not-at-top
+from seed.agents.common import learning  # pylint: disable=g-import-not-at-top
 from tests import train_step_golden  # pylint: disable=g-import-not-at-top
 
 # Checkpoint items a skipped update may move: the random streams, and the off-policy
@@ -119,7 +119,7 @@ def _toy_update(loss_scale, gradient_scale=1.0):
     with tf.GradientTape() as tape:
       loss = loss_scale * tf.reduce_sum(gradient_scale * used)
     gradients = tape.gradient(loss, [used, unused])
-    return tf_agent.apply_if_finite(optimizer, gradients, [used, unused], loss,
+    return learning.apply_if_finite(optimizer, gradients, [used, unused], loss,
                                     max_grad_norm=1.0)[0]
 
   applied = bool(update())

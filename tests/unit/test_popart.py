@@ -7,7 +7,7 @@ tf = pytest.importorskip('tensorflow')
 
 import keras  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
-from seed.agents.common import popart as popart_agent  # pylint: disable=g-import-not-at-top
+from seed.agents.common import learning as popart_agent  # pylint: disable=g-import-not-at-top
 from seed.agents.vtrace import config as config_lib  # pylint: disable=g-import-not-at-top
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
 from seed.losses import popart  # pylint: disable=g-import-not-at-top

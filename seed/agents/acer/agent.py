@@ -24,6 +24,7 @@ from seed.agents.acer import config as config_lib
 from seed.agents.acer import networks
 from seed.agents.common import base
 from seed.agents.common import categorical_acting
+from seed.agents.common import learning
 from seed.agents.common import tf_agent
 from seed.envs import spec as spec_lib
 from seed.losses import acer as acer_losses
@@ -132,7 +133,7 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
       total_loss = policy_surrogate + config.q_cost * q_loss
     gradients = tape.gradient(total_loss, variables)
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     common.update_average_if(applied, variables, self._average_network.trainable_variables,
                              config.average_decay)

@@ -34,6 +34,7 @@ from seed.agents.acer import config as config_lib
 from seed.agents.acer import networks
 from seed.agents.common import continuous
 from seed.agents.common import mlp
+from seed.agents.common import learning
 from seed.agents.common import tf_agent
 from seed.envs import spec as spec_lib
 from seed.losses import acer as acer_losses
@@ -199,7 +200,7 @@ class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
                     + config.value_cost * value_loss)
     gradients = tape.gradient(total_loss, variables)
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     common.update_average_if(applied, variables, self._average_network.trainable_variables,
                              config.average_decay)

@@ -46,7 +46,7 @@ class Agent(abc.ABC):
   mixture_kinds: Tuple[str, ...] = ('queue', 'uniform')
 
   # Why the train step cannot run data-parallel over several learner devices
-  # (--learner_devices, seed.agents.common.data_parallel); '' for an agent that can.
+  # (--learner_devices, seed.agents.common.learning); '' for an agent that can.
   several_devices_refusal: str = (
       'its train step is not yet split into per-device shards of the batch')
 

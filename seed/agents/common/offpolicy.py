@@ -40,6 +40,7 @@ from seed.agents.common import base
 from seed.agents.common import continuous
 from seed.agents.common import mlp
 from seed.agents.common import seed_axis
+from seed.agents.common import learning
 from seed.agents.common import tf_agent
 from seed.agents.common.offpolicy_config import OffPolicyConfig
 from seed.losses import nstep
@@ -63,7 +64,7 @@ class Transitions:
   def __init__(self, steps: types.Steps, bounds: continuous.ActionBounds,
                observation_size: int):
     """From steps [N, B, n + 1, ...] (tensors); policy outputs are not read."""
-    self.steps = steps  # What a device's shard is cut from (seed.agents.common.data_parallel).
+    self.steps = steps  # What a device's shard is cut from (seed.agents.common.learning).
     observations = tf.cast(steps.observation, tf.float32)
     num_seeds, size, num_steps = observations.shape[:3]
     observations = tf.reshape(observations, [num_seeds, size, num_steps, observation_size])
@@ -84,7 +85,7 @@ class Transitions:
 
   @property
   def steps_item_axes(self):
-    """The item axis (1, B) of every tensor of `steps`: how data_parallel shards them."""
+    """The item axis (1, B) of every tensor of `steps`: how learning.gradients shards them."""
     return tf.nest.map_structure(lambda _: 1, self.steps)
 
   def valid_counts(self, discount: float) -> Tuple[tf.Tensor, tf.Tensor]:
@@ -135,7 +136,7 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   `_install_networks()` (its `_make_networks`, targets synced) and builds its
   optimizers; it names the scalars its `_update` returns in the class attribute
   `log_names`, beside `skipped_updates` (its optimizer updates left out for a NaN/Inf
-  loss or gradient, see tf_agent.apply_if_finite). Feed-forward: the core state is ().
+  loss or gradient, see learning.apply_if_finite). Feed-forward: the core state is ().
 
   Seeds (`num_seeds` N): N independent agents, seeds config.seed + k, train together.
   Every network has a leading seed axis (seed.agents.common.seed_axis) and every input of an
@@ -148,7 +149,7 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
 
   input_kind = types.InputKind.REPLAY
   log_names: Tuple[str, ...] = ()
-  several_devices_refusal = ''  # data_parallel: each device trains on its share of transitions
+  several_devices_refusal = ''  # learning.gradients: each device trains on its share of transitions
 
   def __init__(self, env_spec, config: OffPolicyConfig):
     """The replay side; raises ValueError for an env spec it cannot act in."""
@@ -213,7 +214,7 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
         current.assign(new)
     self._sync_targets()
     for optimizer, _, _ in self._optimizers():
-      tf_agent.reset_optimizer_state(optimizer)
+      learning.reset_optimizer_state(optimizer)
     self._resets.assign(number)
 
   @property

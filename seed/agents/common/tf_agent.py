@@ -1,79 +1,12 @@
-"""What the TensorFlow agents share: warm-up, one concrete policy per batch size,
-optimizer slots, the configured learning rates winning over restored ones, and
-optimizer updates that skip themselves on a non-finite loss or gradient."""
-from typing import Optional, Sequence, Tuple
+"""What the TensorFlow agents share besides their gradient step (common/learning.py):
+warm-up, one concrete policy per batch size, optimizer slots, the configured learning
+rates winning over restored ones."""
+from typing import Optional
 
 import numpy as np
 import tensorflow as tf
 
 from seed import types
-
-
-def apply_if_finite(optimizer, gradients: Sequence[Optional[tf.Tensor]],
-                    variables: Sequence[tf.Variable], loss,
-                    max_grad_norm: Optional[float] = None,
-                    inputs: Sequence[tf.Tensor] = ()) -> Tuple[tf.Tensor, tf.Tensor]:
-  """Clips and applies `gradients` unless the loss or a gradient is NaN or Inf.
-
-  One NaN applied would spread through every later update (through the Adam
-  moments too), so such an update is skipped whole: the variables and the
-  optimizer's state (slots, iterations) stay as they were. Call it inside a traced
-  train function, with the optimizer built (a tf.cond branch must not create
-  variables).
-
-  Args:
-    optimizer: a built Keras 3 optimizer.
-    gradients: the gradients of `loss` w.r.t. `variables`, before clipping; None
-      for a variable the loss does not reach.
-    variables: the variables `optimizer` trains.
-    loss: the loss the gradients are of (any shape).
-    max_grad_norm: clip the gradients to this global norm; None does not clip.
-    inputs: float tensors the loss was computed from; a NaN or Inf among them skips
-      the update too. A NaN input need not reach the loss: compiled ReLU layers
-      (oneDNN's fused MatMul + ReLU on AVX-512 CPUs) turn NaN into 0, and the loss
-      then comes out finite and wrong.
-
-  Returns:
-    (applied, grad_norm): a bool scalar, whether the update was applied, and the
-    global norm of the gradients before clipping (NaN or Inf when skipped).
-  """
-  gradients = list(gradients)
-  # The global norm is finite exactly when every gradient is, and none of them
-  # overflows when squared (clip_by_global_norm turns an Inf norm into NaNs).
-  grad_norm = tf.linalg.global_norm(gradients)
-  finite = tf.logical_and(tf.reduce_all(tf.math.is_finite(loss)), tf.math.is_finite(grad_norm))
-  for tensor in inputs:
-    finite = tf.logical_and(finite, tf.reduce_all(tf.math.is_finite(tensor)))
-  if max_grad_norm is not None:
-    gradients, _ = tf.clip_by_global_norm(gradients, max_grad_norm, use_norm=grad_norm)
-
-  def apply():
-    optimizer.apply_gradients(zip(gradients, variables))
-    return tf.constant(True)
-
-  applied = tf.cond(finite, apply, lambda: tf.constant(False))
-  return applied, grad_norm
-
-
-def copy_weights(network, target_network) -> None:
-  """target <- network, variable by variable (both built in the same order)."""
-  for target, online in zip(target_network.weights, network.weights):
-    target.assign(online)
-
-
-def copy_to_target_when_due(optimizer, applied, period: int, network, target_network):
-  """copy_weights after an applied update that makes the optimizer's step count a
-  multiple of `period`; inside a tf.function. Returns the bool tensor: copied this step.
-
-  Counted by the optimizer's iterations, so the period survives a checkpoint restore;
-  a skipped update does not advance them (it would copy again after a copying one)."""
-
-  def copy():
-    copy_weights(network, target_network)
-    return tf.constant(True)
-
-  due = tf.logical_and(applied, tf.equal(tf.convert_to_tensor(optimizer.iterations) % period, 0))
-  return tf.cond(due, copy, lambda: tf.constant(False))
 
 
 # What tf.experimental.dlpack takes in place (it refuses bool and checks no alignment:
@@ -197,11 +130,3 @@ class KerasAgentMixin:
     for optimizer, variables, _ in self._optimizers():
       if not optimizer.built:
         optimizer.build(variables)
-
-
-def reset_optimizer_state(optimizer) -> None:
-  """Zeroes a built Keras optimizer's slots (moments) and step count; its learning
-  rate stays."""
-  for variable in optimizer.variables:
-    if variable is not optimizer.learning_rate:
-      variable.assign(tf.zeros_like(variable))

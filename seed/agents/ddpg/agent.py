@@ -10,7 +10,7 @@ from typing import Dict, Optional, Sequence
 import keras
 import tensorflow as tf
 
-from seed.agents.common import data_parallel
+from seed.agents.common import learning
 from seed.agents.common import mlp
 from seed.agents.common import offpolicy
 from seed.agents.common import seed_axis
@@ -80,9 +80,9 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     del noise  # Deterministic: DDPG's update draws nothing.
     # Losses are means over the seeds; N times that is their sum, which gives each seed
     # its own gradient (seed.agents.common.offpolicy). Critic and actor train
-    # data-parallel over the learner's devices (data_parallel; one unless told).
+    # data-parallel over the learner's devices (learning.gradients; one unless told).
     num_seeds = float(self._num_seeds)
-    replicas = data_parallel.num_replicas(self._strategy)
+    replicas = learning.num_replicas(self._strategy)
     x, action, next_x = transitions.observation, transitions.action, transitions.last_observation
     valid, valid_counts = transitions.valid_counts(self.config.discount)
 
@@ -98,11 +98,11 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
                                            mean_q=tf.reduce_mean(q)), ()
 
     critic_variables = self.critic.trainable_variables
-    _, gradients, critic_logs, _ = data_parallel.gradients(
+    _, gradients, critic_logs, _ = learning.gradients(
         self._strategy, critic_loss_fn, critic_variables, transitions.steps,
         transitions.steps_item_axes, ())
     critic_loss = critic_logs['critic_loss']
-    critic_applied, _ = tf_agent.apply_if_finite(
+    critic_applied, _ = learning.apply_if_finite(
         self.critic_optimizer, gradients, critic_variables, critic_loss,
         inputs=(x, action, next_x))
 
@@ -111,10 +111,10 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
       return num_seeds * actor_loss, dict(actor_loss=actor_loss), ()
 
     actor_variables = self.actor.trainable_variables
-    _, gradients, actor_logs, _ = data_parallel.gradients(
+    _, gradients, actor_logs, _ = learning.gradients(
         self._strategy, actor_loss_fn, actor_variables, x, 1, ())
     actor_loss = actor_logs['actor_loss']
-    actor_applied, _ = tf_agent.apply_if_finite(
+    actor_applied, _ = learning.apply_if_finite(
         self.actor_optimizer, gradients, actor_variables, actor_loss, inputs=(x,))
 
     # Each target stays with its network when that one's update was skipped, as if

@@ -34,7 +34,7 @@ from seed import types
 from seed.agents.common import base
 from seed.agents.common import continuous
 from seed.agents.common import mlp
-from seed.agents.common import popart
+from seed.agents.common import learning
 from seed.agents.common import tf_agent
 from seed.agents.common import torsos
 from seed.agents.ppo import config as config_lib
@@ -91,7 +91,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     self._network = self._policy.network
     self._configured_learning_rate = float(config.learning_rate)
     self._optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
-    self._popart = (popart.PopArtStatistics(config.popart_step_size)
+    self._popart = (learning.PopArtStatistics(config.popart_step_size)
                     if config.value_normalization == 'popart' else None)
     # Separate streams: inference and training run on different threads.
     self._action_noise = self._policy.noise
@@ -150,7 +150,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
       mean_advantage (before normalisation), log_std (Gaussian), learning_rate, and
       observation_count with normalisation; popart_mean and popart_scale with PopArt
       (whose value_loss is then in normalised units); skipped_updates, how many of the updates
-      a NaN or Inf loss or gradient left out (see tf_agent.apply_if_finite; the
+      a NaN or Inf loss or gradient left out (see learning.apply_if_finite; the
       observations of such a batch do not update the normalisation). No priorities.
     """
     shapes.check_sample(sample, self.batch_unrolls, self.unroll_length + 1,
@@ -273,7 +273,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
               tf.reduce_sum(valid_mb), 1.0)
           loss = policy_loss + config.value_cost * value_loss - config.entropy_cost * entropy
         gradients = tape.gradient(loss, variables)
-        applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+        applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
                                                       loss, config.max_grad_norm)
         skipped += 1.0 - tf.cast(applied, tf.float32)
         diagnostics = ppo_lib.ppo_diagnostics(log_prob, old_log_prob_mb, config.clip)

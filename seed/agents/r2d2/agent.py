@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from seed import types
 from seed.agents.common import base
-from seed.agents.common import data_parallel
+from seed.agents.common import learning
 from seed.agents.common import tf_agent
 from seed.agents.r2d2 import config as config_lib
 from seed.agents.r2d2 import exploration
@@ -38,7 +38,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
   input_kind = types.InputKind.REPLAY
   trained_outputs = ()  # Training recomputes Q; the acting 'q' is not stored.
   config_class = config_lib.R2D2Config
-  several_devices_refusal = ''  # data_parallel: each device trains on its share of sequences
+  several_devices_refusal = ''  # learning.gradients: each device trains on its share of sequences
 
   def __init__(self, env_spec: spec_lib.EnvSpec,
                config: Optional[config_lib.R2D2Config] = None):
@@ -54,7 +54,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     base.check_discrete_spec(env_spec, 'R2D2Agent')
     self.config = config = config if config is not None else config_lib.R2D2Config()
     # Built under a tf.distribute strategy's scope, the train step runs data-parallel
-    # over its devices (data_parallel); the default strategy is one device.
+    # over its devices (learning.gradients); the default strategy is one device.
     self._strategy = tf.distribute.get_strategy()
     self._configured_learning_rate = float(config.learning_rate)
     self._env_spec = env_spec
@@ -72,7 +72,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     self._target_network = make_network('target_q')
     # Not trainable: the tape then does not watch it and the optimizer never sees it.
     self._target_network.trainable = False
-    tf_agent.copy_weights(self._network, self._target_network)
+    learning.copy_weights(self._network, self._target_network)
     self._optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
     # Its own stream (not the global seed), so exploration is reproducible per agent.
     self._sampler = tf.random.Generator.from_seed(config.seed)
@@ -173,7 +173,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
       target_updated (1.0 on the steps that copied the target network),
       top_rung_epsilon (the ladder's first rung as training envs act now) and
       skipped_updates (1.0 when a NaN or Inf loss or gradient left the update out,
-      see tf_agent.apply_if_finite), and priorities: float64 [B], the sequences'
+      see learning.apply_if_finite), and priorities: float64 [B], the sequences'
       new replay priorities eta max_t |delta_t| + (1 - eta) mean_t |delta_t| over
       the valid steps of the trained part, from the TD errors before this update;
       None when the update was skipped.
@@ -235,7 +235,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
 
   def _train(self, steps, core_state, importance_weights):
     """The traced part of train_step: returns (scalar logs, |delta| [T, B], mask [T, B]).
-    On several devices (data_parallel) each computes the loss of its share of the
+    On several devices (learning.gradients) each computes the loss of its share of the
     sequences; the logs are of the whole batch."""
     variables = self._network.trainable_variables
 
@@ -246,13 +246,13 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
 
     batch = (steps, core_state, importance_weights)  # batch-major: sequences on axis 0
     loss, gradients, _, (abs_td_errors, valid_mask, q_taken, targets) = (
-        data_parallel.gradients(self._strategy, loss_fn, variables, batch,
+        learning.gradients(self._strategy, loss_fn, variables, batch,
                                 tf.nest.map_structure(lambda _: 0, batch), (1, 1, 1, 1)))
     # The rate this step uses (read before apply: a schedule advances with it).
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
                                                   loss, self.config.max_grad_norm)
-    updated = tf_agent.copy_to_target_when_due(self._optimizer, applied,
+    updated = learning.copy_to_target_when_due(self._optimizer, applied,
                                                self.config.target_update_period,
                                                self._network, self._target_network)
     logs = dict(loss_lib.sequence_logs(q_taken, targets, abs_td_errors, valid_mask),

@@ -85,7 +85,7 @@ def r2d2_loss(online_q, target_q, actions, rewards, terminated, truncated,
 def sequence_logs(q_taken, targets, abs_td_errors, valid):
   """mean_q (mean Q(x_t, a_t) over valid steps, rescaled space), mean_target,
   mean_abs_td, max_abs_td and valid_fraction of [T, B] arrays: of one batch, or of a
-  batch's per-device shards put back together (seed.agents.common.data_parallel)."""
+  batch's per-device shards put back together (seed.agents.common.learning)."""
   return {
       'mean_q': _masked_mean(q_taken, valid),
       'mean_target': _masked_mean(targets, valid),

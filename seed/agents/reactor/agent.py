@@ -27,6 +27,7 @@ from seed import types
 from seed.agents.acer import common as acer_common
 from seed.agents.common import base
 from seed.agents.common import categorical_acting
+from seed.agents.common import learning
 from seed.agents.common import tf_agent
 from seed.agents.reactor import config as config_lib
 from seed.agents.reactor import networks
@@ -66,7 +67,7 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
       self._target_network = networks.policy_distribution_network(
           env_spec, config, name='target_policy_distribution')
       self._target_network.trainable = False
-      tf_agent.copy_weights(self._network, self._target_network)
+      learning.copy_weights(self._network, self._target_network)
     self._support = tf.constant(
         np.linspace(config.v_min, config.v_max, config.num_atoms), tf.float32)
     self._configured_learning_rate = float(config.learning_rate)
@@ -165,11 +166,11 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
       total_loss = policy_loss / steps_in_batch + config.q_cost * q_loss
     gradients = tape.gradient(total_loss, variables)
     learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     target_updated = tf.constant(False)
     if self._target_network is not None:
-      target_updated = tf_agent.copy_to_target_when_due(
+      target_updated = learning.copy_to_target_when_due(
           self._optimizer, applied, config.target_update_period, self._network,
           self._target_network)
     q_taken = tf.reduce_sum(q_values * taken, axis=-1)

@@ -12,7 +12,7 @@ from typing import Dict, Optional, Sequence
 import keras
 import tensorflow as tf
 
-from seed.agents.common import data_parallel
+from seed.agents.common import learning
 from seed.agents.common import mlp
 from seed.agents.common import offpolicy
 from seed.agents.common import seed_axis
@@ -96,10 +96,10 @@ class SACAgent(offpolicy.OffPolicyAgent):
   def _update(self, transitions: offpolicy.Transitions, noise) -> Dict[str, tf.Tensor]:
     # Losses are means over the seeds; N times that is their sum, which gives each seed
     # its own gradient (seed.agents.common.offpolicy). The critic and the actor train
-    # data-parallel over the learner's devices (data_parallel: one device unless
+    # data-parallel over the learner's devices (learning.gradients: one device unless
     # --learner_devices names more); the temperature, a number per seed, where it lives.
     num_seeds = float(self._num_seeds)
-    replicas = data_parallel.num_replicas(self._strategy)
+    replicas = learning.num_replicas(self._strategy)
     alpha = self.temperature.alpha()[:, tf.newaxis]  # [N, 1] against [N, B].
     x, action, next_x = transitions.observation, transitions.action, transitions.last_observation
     next_noise, noise = noise
@@ -128,10 +128,10 @@ class SACAgent(offpolicy.OffPolicyAgent):
                                            mean_q=tf.reduce_mean(q1)), ()
 
     critic_variables = self._critic_variables()
-    _, gradients, critic_logs, _ = data_parallel.gradients(
+    _, gradients, critic_logs, _ = learning.gradients(
         self._strategy, critic_loss_fn, critic_variables, (transitions.steps, next_noise),
         (transitions.steps_item_axes, 1), ())
-    critic_applied, _ = tf_agent.apply_if_finite(
+    critic_applied, _ = learning.apply_if_finite(
         self.critic_optimizer, gradients, critic_variables, critic_logs['critic_loss'],
         inputs=(x, action, next_x))
 
@@ -144,9 +144,9 @@ class SACAgent(offpolicy.OffPolicyAgent):
       return num_seeds * actor_loss, dict(actor_loss=actor_loss), sample.log_prob
 
     actor_variables = self.actor.trainable_variables
-    _, gradients, actor_logs, log_prob = data_parallel.gradients(
+    _, gradients, actor_logs, log_prob = learning.gradients(
         self._strategy, actor_loss_fn, actor_variables, (x, noise), (1, 1), 1)
-    actor_applied, _ = tf_agent.apply_if_finite(
+    actor_applied, _ = learning.apply_if_finite(
         self.actor_optimizer, gradients, actor_variables, actor_logs['actor_loss'],
         inputs=(x,))
 
@@ -155,7 +155,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
       temperature_loss = sac_lib.temperature_loss(
           self.temperature.log_alpha[:, tf.newaxis], log_prob, self._target_entropy)
       summed_loss = num_seeds * temperature_loss
-    temperature_applied, _ = tf_agent.apply_if_finite(
+    temperature_applied, _ = learning.apply_if_finite(
         self.temperature_optimizer, tape.gradient(summed_loss, temperature_variables),
         temperature_variables, temperature_loss, inputs=(x,))
 

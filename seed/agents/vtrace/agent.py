@@ -13,8 +13,7 @@ import tensorflow as tf
 from seed import types
 from seed.agents.common import base
 from seed.agents.common import categorical_acting
-from seed.agents.common import data_parallel
-from seed.agents.common import popart
+from seed.agents.common import learning
 from seed.agents.common import tf_agent
 from seed.agents.vtrace import config as config_lib
 from seed.agents.vtrace import loss as loss_lib
@@ -39,7 +38,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
   feature_output = 'logits'
   mixture_kinds = ('queue', 'uniform', 'prioritized', 'elite', 'attentive')
   config_class = config_lib.VTraceConfig
-  several_devices_refusal = ''  # data_parallel: each device trains on its share of unrolls
+  several_devices_refusal = ''  # learning.gradients: each device trains on its share of unrolls
 
   def __init__(self, env_spec: spec_lib.EnvSpec,
                config: Optional[config_lib.VTraceConfig] = None):
@@ -55,16 +54,16 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
     base.check_discrete_spec(env_spec, 'VTraceAgent')
     self.config = config = config if config is not None else config_lib.VTraceConfig()
     # Built under a tf.distribute strategy's scope, the train step runs data-parallel
-    # over its devices (data_parallel); the default strategy is one device.
+    # over its devices (learning.gradients); the default strategy is one device.
     self._strategy = tf.distribute.get_strategy()
-    if data_parallel.num_replicas(self._strategy) > 1:
+    if learning.num_replicas(self._strategy) > 1:
       across = [name for name, on in (
           ("value_normalization='popart'", config.value_normalization == 'popart'),
           ('normalize_advantages=True', config.normalize_advantages)) if on]
       if across:
         raise ValueError(
             f'V-trace with {" and ".join(across)} cannot train on '
-            f'{data_parallel.num_replicas(self._strategy)} devices: its statistics span '
+            f'{learning.num_replicas(self._strategy)} devices: its statistics span '
             'the whole batch, not a mean of per-device shards. Use one learner device.')
     self._env_spec = env_spec
     self._network = networks.policy_baseline_network(env_spec, config)
@@ -75,7 +74,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
     else:
       self._optimizer = keras.optimizers.RMSprop(
           config.learning_rate, rho=0.99, momentum=0.0, epsilon=config.rmsprop_epsilon)
-    self._popart = (popart.PopArtStatistics(config.popart_step_size)
+    self._popart = (learning.PopArtStatistics(config.popart_step_size)
                     if config.value_normalization == 'popart' else None)
     # Its own stream (not the global seed), so sampling is reproducible per agent.
     self._sampler = tf.random.Generator.from_seed(config.seed)
@@ -112,7 +111,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
       TrainResult whose logs are Python floats total_loss, policy_loss,
       baseline_loss, entropy_loss, entropy, mean_rho, mean_value, grad_norm
       (before clipping), learning_rate and skipped_updates (1.0 when a NaN or Inf
-      loss or gradient left the update out, see tf_agent.apply_if_finite), and
+      loss or gradient left the update out, see learning.apply_if_finite), and
       with PopArt popart_mean and popart_scale (after the step); and as
       priorities each unroll's mean |V-trace target - value| (normalised by
       PopArt's scale), which a prioritized replay of the mixture uses. The
@@ -172,7 +171,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
         # a resumed run shuffles as an uninterrupted one would.
         order = tf.argsort(tf.random.stateless_uniform(
             [num_unrolls], seed=tf.stack([config.seed, first_update + epoch])))
-        # A static size: data_parallel splits it into per-device shards when tracing.
+        # A static size: learning.gradients splits it into per-device shards when tracing.
         return tf.ensure_shape(order[index * size:(index + 1) * size], [size])
 
       # The first update outside the loop gives the loop its totals' structure (a
@@ -198,7 +197,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
 
   def _update(self, batch: '_UnrollBatch'):
     """One optimizer step on the unrolls of `batch` (time-major); returns (scalar logs
-    with 'applied' 1.0 or 0.0, priorities [b]). On several devices (`data_parallel`)
+    with 'applied' 1.0 or 0.0, priorities [b]). On several devices (`learning.gradients`)
     each computes the loss of its share of the unrolls."""
     config = self.config
     variables = self._network.trainable_variables
@@ -224,9 +223,9 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
               (loss.unroll_priorities, loss.value_targets))
 
     # Priorities are per unroll [b]; value targets time-major [T, b].
-    total_loss, gradients, logs, (priorities, value_targets) = data_parallel.gradients(
+    total_loss, gradients, logs, (priorities, value_targets) = learning.gradients(
         self._strategy, loss_fn, variables, batch, _batch_axes(batch), (0, 1))
-    applied, grad_norm = tf_agent.apply_if_finite(self._optimizer, gradients, variables,
+    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     logs.update(total_loss=total_loss, grad_norm=grad_norm,
                 applied=tf.cast(applied, tf.float32))

@@ -27,7 +27,7 @@ def measure(gin_file: str, agent_name: str, steps: int, warmup_steps: int,
   """{'xla_train_step', 'updates_per_step', 'wall_ms', 'cpu_ms', 'first_step_s'}."""
   agent = model_cost.build_agent(gin_file, agent_name, [1], intra_op_threads, gin_bindings)
   rng = np.random.default_rng(0)
-  sample = agent_inputs.random_transition_sample(agent, agent._env_spec, rng)  # pylint: disable=protected-access
+  sample = agent_inputs.random_transition_sample(agent, agent.env_spec, rng)
   first = time.perf_counter()
   agent.train_step(sample)
   first_step_s = time.perf_counter() - first

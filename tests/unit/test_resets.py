@@ -48,7 +48,7 @@ def test_a_reset_reinitialises_networks_and_optimizers_and_keeps_the_counts(agen
         target, target[len('target_'):])
     for got, want in zip(_weights(agent, target), _weights(agent, online)):
       np.testing.assert_array_equal(got, want)
-  for optimizer, _, learning_rate in agent._optimizers():
+  for optimizer, _, learning_rate in agent._optimized():
     assert int(optimizer.iterations.numpy()) == 0
     assert float(optimizer.learning_rate.numpy()) == pytest.approx(learning_rate)
     for variable in optimizer.variables:

@@ -7,12 +7,12 @@ tf = pytest.importorskip('tensorflow')
 
 import keras  # pylint: disable=g-import-not-at-top,g-bad-import-order
 
-from seed.agents.common import torsos  # pylint: disable=g-import-not-at-top
+from seed.agents.common import networks as shared  # pylint: disable=g-import-not-at-top
 
 
 def _layers(torso):
   seeds = iter(range(100))
-  return torsos.build_torso_layers(
+  return shared.build_torso_layers(
       torso, (32, 16), lambda: keras.initializers.GlorotUniform(seed=next(seeds)))
 
 
@@ -24,8 +24,8 @@ def test_bfloat16_features_are_float32_and_within_its_rounding(torso, shape, dty
   rng = np.random.default_rng(0)
   observation = tf.constant(rng.integers(0, 256, (3,) + shape).astype(dtype) if dtype == np.uint8
                             else rng.normal(size=(3,) + shape).astype(dtype))
-  want = torsos.apply_torso(layers, torso, shape, observation)
-  got = torsos.apply_torso(layers, torso, shape, observation, compute_dtype='bfloat16')
+  want = shared.apply_torso(layers, torso, shape, observation)
+  got = shared.apply_torso(layers, torso, shape, observation, compute_dtype='bfloat16')
   assert got.dtype == tf.float32 and got.shape == want.shape
   # 8 significant bits: about 0.4% a product, a few % through the layers.
   np.testing.assert_allclose(got, want, rtol=0, atol=0.03 * float(tf.reduce_max(want)))
@@ -35,10 +35,10 @@ def test_bfloat16_features_are_float32_and_within_its_rounding(torso, shape, dty
 def test_bfloat16_gradients_reach_the_float32_variables():
   layers = _layers('nature')
   observation = tf.constant(np.random.default_rng(1).integers(0, 256, (2, 4, 84, 84)), tf.uint8)
-  torsos.apply_torso(layers, 'nature', (4, 84, 84), observation)  # Builds the layers.
+  shared.apply_torso(layers, 'nature', (4, 84, 84), observation)  # Builds the layers.
   variables = [v for layer in layers for v in layer.trainable_variables]
   with tf.GradientTape() as tape:
-    loss = tf.reduce_sum(torsos.apply_torso(layers, 'nature', (4, 84, 84), observation,
+    loss = tf.reduce_sum(shared.apply_torso(layers, 'nature', (4, 84, 84), observation,
                                             compute_dtype='bfloat16'))
   gradients = tape.gradient(loss, variables)
   assert all(v.dtype == tf.float32 for v in variables)
@@ -48,9 +48,9 @@ def test_bfloat16_gradients_reach_the_float32_variables():
 
 def test_a_layer_without_a_bfloat16_form_is_named():
   layers = [keras.layers.Dense(4), keras.layers.LayerNormalization(name='norm')]
-  torsos.apply_torso(layers, 'mlp', (3,), tf.zeros([2, 3]))  # Builds the layers.
+  shared.apply_torso(layers, 'mlp', (3,), tf.zeros([2, 3]))  # Builds the layers.
   with pytest.raises(TypeError, match="no bfloat16 form of the torso layer 'norm'"):
-    torsos.apply_torso(layers, 'mlp', (3,), tf.zeros([2, 3]), compute_dtype='bfloat16')
+    shared.apply_torso(layers, 'mlp', (3,), tf.zeros([2, 3]), compute_dtype='bfloat16')
 
 
 @pytest.mark.parametrize('shape, torso', [
@@ -58,15 +58,15 @@ def test_a_layer_without_a_bfloat16_form_is_named():
     ((96, 96, 3), 'nature'), ((10, 10, 4), 'small_conv'), ((4, 10, 10), 'small_conv'),
     ((7, 7, 3), 'small_conv'), ((2, 2, 3), 'mlp')])
 def test_auto_picks_the_torso_from_the_observation_shape(shape, torso):
-  assert torsos.resolve_torso('auto', shape) == torso
+  assert shared.resolve_torso('auto', shape) == torso
 
 
 def test_a_conv_torso_too_big_for_the_image_names_the_ones_that_fit():
   with pytest.raises(ValueError, match=r"torso='nature' needs image sides of at least 36, got "
                      r"\(10, 10\).*accepted for it: 'small_conv', 'mlp', or 'auto'"):
-    torsos.resolve_torso('nature', (10, 10, 4))
+    shared.resolve_torso('nature', (10, 10, 4))
   with pytest.raises(ValueError, match=r"needs image observations, \[C, H, W\] or \[H, W, C\]"):
-    torsos.resolve_torso('small_conv', (16,))
+    shared.resolve_torso('small_conv', (16,))
 
 
 @pytest.mark.parametrize('dtype', [np.uint8, np.bool_, np.float32])
@@ -75,13 +75,13 @@ def test_channels_last_images_give_the_features_of_their_channels_first_transpos
   rng = np.random.default_rng(2)
   first = rng.integers(0, 2 if dtype == np.bool_ else 256, (3, 4, 10, 12)).astype(dtype)
   last = np.transpose(first, [0, 2, 3, 1])
-  want = torsos.apply_torso(layers, 'small_conv', (4, 10, 12), tf.constant(first))
-  got = torsos.apply_torso(layers, 'small_conv', (10, 12, 4), tf.constant(last))
+  want = shared.apply_torso(layers, 'small_conv', (4, 10, 12), tf.constant(first))
+  got = shared.apply_torso(layers, 'small_conv', (10, 12, 4), tf.constant(last))
   assert got.shape == (3, 128) and float(tf.reduce_max(want)) > 0
   np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
   if dtype == np.uint8:  # Scaled by 1/255 as frames are; bool and float cast as they are.
     np.testing.assert_allclose(
-        want, torsos.apply_torso(layers, 'small_conv', (4, 10, 12),
+        want, shared.apply_torso(layers, 'small_conv', (4, 10, 12),
                                  tf.constant(first.astype(np.float32) / 255.0)), atol=1e-6)
 
 
@@ -90,11 +90,11 @@ def test_channels_last_images_give_the_features_of_their_channels_first_transpos
 def test_each_layers_output_ends_in_the_torsos_features(torso, shape):
   layers = _layers(torso)
   observation = np.random.default_rng(3).integers(0, 256, (2,) + shape).astype(np.uint8)
-  outputs = torsos.torso_layer_outputs(layers, torso, observation)
+  outputs = shared.torso_layer_outputs(layers, torso, observation)
   names = [layer.name for layer in layers if not isinstance(layer, keras.layers.Flatten)]
   assert [name for name, _ in outputs] == names
   np.testing.assert_array_equal(
-      outputs[-1][1], torsos.apply_torso(layers, torso, shape, tf.constant(observation)))
+      outputs[-1][1], shared.apply_torso(layers, torso, shape, tf.constant(observation)))
   # The first layer sees frames scaled by 1/255, channels last (the MLP: flattened).
   by_hand = observation.astype(np.float32) / 255.0
   if torso == 'mlp':

@@ -14,7 +14,7 @@ start of the next is used whole. The termination's discount 0 separates the two
 the first step of the new episode, and a truncated transition (time limit) has no
 target and is masked out of every loss.
 """
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import tensorflow as tf
 
@@ -32,8 +32,7 @@ from seed.losses import retrace
 from seed.losses import shapes
 
 
-class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMixin,
-                common.ACERAgentBase):
+class ACERAgent(categorical_acting.CategoricalActingAgent, common.ACERAgentBase):
   """Policy + Q network on one torso, its Polyak average, ACER's loss; see the module
   docstring. Every hyperparameter is in `config` (an ACERConfig, which gin binds)."""
 
@@ -54,19 +53,21 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
                        '--agent=acer_continuous.')
     base.check_discrete_spec(env_spec, 'ACERAgent')
     self.config = config = config if config is not None else config_lib.ACERConfig()
-    self._env_spec = env_spec
-    self._network = networks.policy_q_network(env_spec, config, 'policy_q')
+    super().__init__(env_spec, networks.policy_q_network(env_spec, config, 'policy_q'),
+                     config.seed)
     self._average_network = networks.policy_q_network(env_spec, config, 'average_policy_q')
-    common.copy_into_average(self._network.trainable_variables,
+    common.copy_into_average(self.network.trainable_variables,
                              self._average_network.trainable_variables)
-    self._configured_learning_rate = float(config.learning_rate)
-    self._optimizer = common.make_optimizer(config)
-    self._sampler = tf.random.Generator.from_seed(config.seed)
+    self.optimizer = common.make_optimizer(config)
     self._train_function = tf.function(self._train)
 
+  def _optimized(self) -> Tuple[tf_agent.Optimized, ...]:
+    return (tf_agent.Optimized(self.optimizer, self.network.trainable_variables,
+                               float(self.config.learning_rate)),)
+
   def checkpoint_items(self) -> Dict[str, object]:
-    return {'model': self._network, 'average_model': self._average_network,
-            'optimizer': self._optimizer, 'sampler': self._sampler}
+    return {'model': self.network, 'average_model': self._average_network,
+            'optimizer': self.optimizer, 'sampler': self._sampler}
 
   def train_step(self, sample: types.Sample) -> types.TrainResult:
     """One optimizer step on `batch_unrolls` traces of `unroll_length + 1` steps.
@@ -95,16 +96,16 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
      truncated) = common.discrete_trace_inputs(steps, config)
     # A truncated transition's next state was never seen: no target, no loss.
     mask = 1.0 - tf.cast(truncated, tf.float32)
-    num_actions = self._env_spec.num_actions
+    num_actions = self.env_spec.num_actions
     taken = tf.one_hot(actions, num_actions, dtype=tf.float32)
     average_logits, _, _ = self._average_network.unroll(observation, done, core_state)
     average_probs = tf.nn.softmax(average_logits[:-1])
     behaviour_probs = tf.nn.softmax(behaviour_logits)
     steps_in_batch = tf.cast(tf.size(mask), tf.float32)
 
-    variables = self._network.trainable_variables
+    variables = self.network.trainable_variables
     with tf.GradientTape() as tape:
-      logits, q_values, _ = self._network.unroll(observation, done, core_state)
+      logits, q_values, _ = self.network.unroll(observation, done, core_state)
       all_probs = tf.nn.softmax(logits)
       state_values = tf.stop_gradient(tf.reduce_sum(all_probs * q_values, axis=-1))
       probs = all_probs[:-1]
@@ -132,8 +133,8 @@ class ACERAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMi
       q_loss = 0.5 * tf.reduce_sum(mask * tf.square(q_retrace - q_taken)) / steps_in_batch
       total_loss = policy_surrogate + config.q_cost * q_loss
     gradients = tape.gradient(total_loss, variables)
-    learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
+    learning_rate = tf.convert_to_tensor(self.optimizer.learning_rate, tf.float32)
+    applied, grad_norm = learning.apply_if_finite(self.optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     common.update_average_if(applied, variables, self._average_network.trainable_variables,
                              config.average_decay)

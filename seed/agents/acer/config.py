@@ -95,7 +95,7 @@ class ACERConfig(ACERSharedConfig):
   reward_clipping: Optional[str] = None
   """None, or 'abs_one' to clip rewards to [-1, 1] in the loss only."""
   torso: str = 'auto'
-  """'auto' (picked from the observations, seed.agents.common.torsos.resolve_torso: mlp for
+  """'auto' (picked from the observations, seed.agents.common.networks.resolve_torso: mlp for
   rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
   below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'."""
   mlp_hidden_sizes: Tuple[int, ...] = (64, 64)

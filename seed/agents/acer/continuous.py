@@ -43,7 +43,7 @@ from seed.losses import retrace
 from seed.losses import shapes
 
 
-class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
+class ACERContinuousAgent(tf_agent.TFAgent, common.ACERAgentBase):
   """SDN + Gaussian policy, its Polyak average, ACER's continuous loss; see the module
   docstring. Every hyperparameter is in `config` (an ACERContinuousConfig)."""
 
@@ -60,17 +60,16 @@ class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
                        '--agent=acer.')
     continuous.check_continuous_spec(env_spec, 'ACERContinuousAgent')
     self.config = config = config if config is not None else config_lib.ACERContinuousConfig()
-    self._env_spec = env_spec
+    super().__init__(env_spec)
     self._bounds = continuous.ActionBounds(env_spec)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
     sizes = (self._observation_size, self._bounds.size, config.hidden_sizes)
-    self._network = networks.StochasticDuelingNetwork(*sizes, seed=config.seed, name='sdn')
+    self.network = networks.StochasticDuelingNetwork(*sizes, seed=config.seed, name='sdn')
     self._average_network = networks.StochasticDuelingNetwork(*sizes, seed=config.seed,
                                                      name='average_sdn')
-    common.copy_into_average(self._network.trainable_variables,
+    common.copy_into_average(self.network.trainable_variables,
                              self._average_network.trainable_variables)
-    self._configured_learning_rate = float(config.learning_rate)
-    self._optimizer = common.make_optimizer(config)
+    self.optimizer = common.make_optimizer(config)
     self._action_noise = tf.random.Generator.from_seed(config.seed)
     self._train_noise = tf.random.Generator.from_seed(config.seed + 1)
     self._log_std = float(np.log(config.policy_std))
@@ -81,9 +80,13 @@ class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
     del num_envs
     return ()
 
+  def _optimized(self) -> Tuple[tf_agent.Optimized, ...]:
+    return (tf_agent.Optimized(self.optimizer, self.network.trainable_variables,
+                               float(self.config.learning_rate)),)
+
   def checkpoint_items(self) -> Dict[str, object]:
-    return {'model': self._network, 'average_model': self._average_network,
-            'optimizer': self._optimizer, 'action_noise': self._action_noise,
+    return {'model': self.network, 'average_model': self._average_network,
+            'optimizer': self.optimizer, 'action_noise': self._action_noise,
             'train_noise': self._train_noise}
 
   @tf.function
@@ -92,7 +95,7 @@ class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
     in unit space, core_state unchanged; see base.Agent.inference."""
     del reward, done  # Feed-forward: nothing to reset.
     x = mlp.flatten_observation(observation, self._observation_size)
-    mean = self._network.policy_mean(x)
+    mean = self.network.policy_mean(x)
     sample = mean + self.config.policy_std * self._action_noise.normal(tf.shape(mean))
     evaluation = tf.expand_dims(tf.cast(acting.evaluation, tf.bool), -1)
     raw_action = tf.where(evaluation, mean, sample)
@@ -158,13 +161,13 @@ class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
                               tf.shape(actions))
     trained_x = x[:-1]
 
-    variables = self._network.trainable_variables
+    variables = self.network.trainable_variables
     with tf.GradientTape() as tape:
-      all_mean = tf.reshape(self._network.policy_mean(flat_x),
+      all_mean = tf.reshape(self.network.policy_mean(flat_x),
                             [time_plus_one, batch, size])
-      all_values = tf.reshape(self._network.value(flat_x), [time_plus_one, batch])
+      all_values = tf.reshape(self.network.value(flat_x), [time_plus_one, batch])
       mean, values = all_mean[:-1], all_values[:-1]
-      q_taken = self._q_tilde(self._network, trained_x, actions, values)
+      q_taken = self._q_tilde(self.network, trained_x, actions, values)
       log_rhos = tf.stop_gradient(
           distributions.diag_gaussian_log_prob(actions, mean, log_std)
           - distributions.diag_gaussian_log_prob(actions, behaviour_mean, log_std))
@@ -178,7 +181,7 @@ class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
           fixed_values, bootstrap, truncated=truncated, lambda_=1.0)
       sampled_actions = tf.stop_gradient(
           mean + config.policy_std * self._train_noise.normal(tf.shape(mean)))
-      q_sampled = tf.stop_gradient(self._q_tilde(self._network, trained_x, sampled_actions,
+      q_sampled = tf.stop_gradient(self._q_tilde(self.network, trained_x, sampled_actions,
                                                  values))
       # g: the gradient of each step's objective with respect to the mean phi.
       with tf.GradientTape() as mean_tape:
@@ -199,8 +202,8 @@ class ACERContinuousAgent(tf_agent.KerasAgentMixin, common.ACERAgentBase):
       total_loss = (policy_surrogate + config.q_cost * q_loss
                     + config.value_cost * value_loss)
     gradients = tape.gradient(total_loss, variables)
-    learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
+    learning_rate = tf.convert_to_tensor(self.optimizer.learning_rate, tf.float32)
+    applied, grad_norm = learning.apply_if_finite(self.optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     common.update_average_if(applied, variables, self._average_network.trainable_variables,
                              config.average_decay)

@@ -1,19 +1,19 @@
 """ACER's networks: the discrete agent's is the shared policy-value network
-(seed.agents.common.policy_value) with a Q(x, .) head; the continuous agent's is the
+(seed.agents.common.networks) with a Q(x, .) head; the continuous agent's is the
 stochastic dueling network (Wang et al., 2017, section 5): phi(x), V(x) and A(x, a)."""
 import keras
 import tensorflow as tf
 
 from seed.agents.acer import config as config_lib
 from seed.agents.common import mlp
-from seed.agents.common import policy_value
+from seed.agents.common import networks as shared
 from seed.envs import spec as spec_lib
 
 
 def policy_q_network(env_spec: spec_lib.EnvSpec, config: config_lib.ACERConfig, name: str
-                     ) -> policy_value.PolicyValueNetwork:
+                     ) -> shared.PolicyValueNetwork:
   """Logits [B, A] and Q(x, .) [B, A] (the discrete agent's network and its average)."""
-  return policy_value.from_config(env_spec, config, q_head=True, name=name)
+  return shared.PolicyValueNetwork.from_config(env_spec, config, q_head=True, name=name)
 
 
 class StochasticDuelingNetwork(keras.layers.Layer):

@@ -1,4 +1,5 @@
-"""Acting with a categorical policy over a PolicyValueNetwork: V-trace's and ACER's.
+"""The agents that act with a categorical policy over a PolicyValueNetwork: V-trace, ACER
+and Reactor.
 
 Training envs sample from the policy (these agents explore by its entropy);
 evaluation envs (ActingParams.evaluation) take its most probable action, so an
@@ -10,16 +11,23 @@ import numpy as np
 import tensorflow as tf
 
 from seed import types
+from seed.agents.common import networks as shared
+from seed.agents.common import tf_agent
 
 
-class CategoricalActingMixin:
-  """`initial_core_state` and `inference` for agents holding `_network` (a
-  seed.agents.common.policy_value.PolicyValueNetwork) and `_sampler` (a
-  tf.random.Generator of their own, so sampling is reproducible per agent)."""
+class CategoricalActingAgent(tf_agent.TFAgent):
+  """`initial_core_state` and `inference` of an agent acting with `network` (a
+  PolicyValueNetwork); the actions are sampled from a random stream of its own, seeded
+  `seed`, so sampling is reproducible per agent."""
+
+  def __init__(self, env_spec, network: shared.PolicyValueNetwork, seed: int):
+    super().__init__(env_spec)
+    self.network = network
+    self._sampler = tf.random.Generator.from_seed(seed)
 
   def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
     """(c, h), each [num_envs, lstm_size] zeros, with an LSTM; () without."""
-    return tuple(np.asarray(x) for x in self._network.initial_state(num_envs))
+    return tuple(np.asarray(x) for x in self.network.initial_state(num_envs))
 
   @tf.function
   def inference(self, observation, reward, done, core_state, acting: types.ActingParams):
@@ -30,7 +38,7 @@ class CategoricalActingMixin:
     Returns (action int32 [B], {'logits': [B, A] float32}, new core_state).
     """
     del reward  # No conditioning on the previous reward; no epsilon.
-    logits, _, new_state = self._network.step(observation, done, core_state)
+    logits, _, new_state = self.network.step(observation, done, core_state)
     seed = self._sampler.make_seeds(1)[:, 0]
     sampled = tf.random.stateless_categorical(logits, 1, seed=seed, dtype=tf.int32)[:, 0]
     greedy = tf.argmax(logits, axis=-1, output_type=tf.int32)

@@ -129,7 +129,7 @@ def masked_mean_of_shard(values, mask, batch_mask_counts, num_shards: int):
   return float(num_shards) * tf.reduce_mean(per_seed)
 
 
-class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
+class OffPolicyAgent(tf_agent.TFAgent, abc.ABC):
   """Replay agents for continuous control; subclasses define the networks and one update.
 
   A subclass's constructor calls this one with its config (an OffPolicyConfig), then
@@ -154,8 +154,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
   def __init__(self, env_spec, config: OffPolicyConfig):
     """The replay side; raises ValueError for an env spec it cannot act in."""
     continuous.check_continuous_spec(env_spec, type(self).__name__)
+    super().__init__(env_spec)
     self.config = config
-    self._env_spec = env_spec
     self._bounds = continuous.ActionBounds(env_spec)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
     self._num_seeds = config.num_seeds
@@ -213,8 +213,8 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
       for current, new in zip(getattr(self, name).weights, network.weights, strict=True):
         current.assign(new)
     self._sync_targets()
-    for optimizer, _, _ in self._optimizers():
-      learning.reset_optimizer_state(optimizer)
+    for optimized in self._optimized():
+      learning.reset_optimizer_state(optimized.optimizer)
     self._resets.assign(number)
 
   @property
@@ -280,10 +280,6 @@ class OffPolicyAgent(tf_agent.KerasAgentMixin, base.Agent, abc.ABC):
               ) -> Dict[str, tf.Tensor]:
     """One gradient update of every network, with its `_update_noise`; returns scalars
     named `self.log_names` and `skipped_updates`."""
-
-  @abc.abstractmethod
-  def _optimizers(self) -> Sequence[Tuple[object, Sequence[tf.Variable], float]]:
-    """(optimizer, the variables it trains, its configured learning rate) for each."""
 
   @tf.function
   def inference(self, observation, reward, done, core_state, acting: types.ActingParams):

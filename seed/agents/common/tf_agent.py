@@ -1,12 +1,14 @@
 """What the TensorFlow agents share besides their gradient step (common/learning.py):
 warm-up, one concrete policy per batch size, optimizer slots, the configured learning
 rates winning over restored ones."""
-from typing import Optional
+import abc
+from typing import Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from seed import types
+from seed.agents.common import base
 
 
 # What tf.experimental.dlpack takes in place (it refuses bool and checks no alignment:
@@ -36,26 +38,26 @@ def pack_per_env(reward, done, acting: types.ActingParams) -> np.ndarray:
                   axis=1).astype(np.float32, copy=False)
 
 
-class KerasAgentMixin:
-  """For agents with `inference` (a tf.function) and `_env_spec`.
+class Optimized(NamedTuple):
+  """One optimizer of an agent: the variables it trains, as they are now, and its
+  configured step size (which a restore does not override, and --anneal_learning_rate
+  scales)."""
+  optimizer: Any  # a Keras 3 optimizer
+  variables: Sequence[tf.Variable]
+  learning_rate: float
 
-  Single-network agents set `_network`, `_optimizer` (Keras 3) and
-  `_configured_learning_rate`; agents with several optimizers override
-  `_optimizers` instead.
-  """
 
-  @property
-  def network(self):
-    return self._network
+class TFAgent(base.Agent):
+  """An agent whose `inference` is a tf.function over `env_spec`'s observations: its
+  warm-up, one concrete policy per batch size, and its optimizers' slots and configured
+  step sizes, from what `_optimized` lists. A subclass calls this constructor first."""
 
-  @property
-  def optimizer(self):
-    return self._optimizer
+  def __init__(self, env_spec):
+    self.env_spec = env_spec
 
-  def _optimizers(self):
-    """(optimizer, the variables it trains, its configured learning rate) for each."""
-    return ((self._optimizer, self._network.trainable_variables,
-             self._configured_learning_rate),)
+  @abc.abstractmethod
+  def _optimized(self) -> Sequence[Optimized]:
+    """Every optimizer of the agent, with the variables it trains and its step size."""
 
   def warm_up(self, batch_sizes) -> None:
     """Traces `inference` and the batched policy for each batch size and creates the
@@ -112,11 +114,11 @@ class KerasAgentMixin:
     self.scale_learning_rates(1.0)
 
   def scale_learning_rates(self, fraction: float) -> None:
-    for optimizer, _, learning_rate in self._optimizers():
-      optimizer.learning_rate.assign(learning_rate * fraction)
+    for optimized in self._optimized():
+      optimized.optimizer.learning_rate.assign(optimized.learning_rate * fraction)
 
   def _example_inputs(self, size: int):
-    spec = self._env_spec
+    spec = self.env_spec
     return (np.zeros((size,) + spec.observation_shape, spec.observation_dtype),
             np.zeros([size], np.float32), np.zeros([size], bool),
             self.initial_core_state(size),
@@ -127,6 +129,6 @@ class KerasAgentMixin:
   def _build_optimizer(self) -> None:
     # Keras 3 creates slots in build(); a checkpoint read before that leaves the
     # slots pending, and train_step must not create variables inside a trace.
-    for optimizer, variables, _ in self._optimizers():
-      if not optimizer.built:
-        optimizer.build(variables)
+    for optimized in self._optimized():
+      if not optimized.optimizer.built:
+        optimized.optimizer.build(optimized.variables)

@@ -60,11 +60,12 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
   def _target_variables(self):
     return self.target_actor.trainable_variables + self.target_critic.trainable_variables
 
-  def _optimizers(self):
-    return ((self.actor_optimizer, self.actor.trainable_variables,
-             self.config.actor_learning_rate),
-            (self.critic_optimizer, self.critic.trainable_variables,
-             self.config.critic_learning_rate))
+  def _optimized(self):
+    return (tf_agent.Optimized(self.actor_optimizer, self.actor.trainable_variables,
+                               self.config.actor_learning_rate),
+            tf_agent.Optimized(self.critic_optimizer, self.critic.trainable_variables,
+                               self.config.critic_learning_rate))
+
 
   def checkpoint_items(self) -> Dict[str, object]:
     return {'actor': self.actor, 'critic': self.critic, 'target_actor': self.target_actor,

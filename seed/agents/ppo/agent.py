@@ -36,7 +36,7 @@ from seed.agents.common import continuous
 from seed.agents.common import mlp
 from seed.agents.common import learning
 from seed.agents.common import tf_agent
-from seed.agents.common import torsos
+from seed.agents.common import networks as shared
 from seed.agents.ppo import config as config_lib
 from seed.agents.ppo import policies
 from seed.losses import gae as gae_lib
@@ -44,7 +44,7 @@ from seed.losses import ppo as ppo_lib
 from seed.losses import shapes
 
 
-class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
+class PPOAgent(tf_agent.TFAgent):
   """Clipped PPO with GAE and Adam; a Gaussian or a categorical policy by the env's
   actions.
 
@@ -70,12 +70,12 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
         normalisation the observations do not allow (the config checks itself).
     """
     self.config = config = config if config is not None else config_lib.PPOConfig()
-    self._env_spec = env_spec
+    super().__init__(env_spec)
     self._observation_shape = tuple(env_spec.observation_shape)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
     if not env_spec.is_discrete:
       continuous.check_continuous_spec(env_spec, 'PPOAgent')  # Vector observations.
-    self._torso = torsos.resolve_torso(config.torso, env_spec.observation_shape)
+    self._torso = shared.resolve_torso(config.torso, env_spec.observation_shape)
     if self._torso != 'mlp' and config.normalize_observations:
       raise ValueError('PPOConfig.normalize_observations = True; accepted: False for '
                        f'image observations (torso {self._torso!r} scales frames by 1/255).')
@@ -88,9 +88,8 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     else:
       self._policy = policies.GaussianPolicy(env_spec, config, self._observation_size)
     self.trained_outputs = self._policy.trained_outputs
-    self._network = self._policy.network
-    self._configured_learning_rate = float(config.learning_rate)
-    self._optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
+    self.network = self._policy.network
+    self.optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
     self._popart = (learning.PopArtStatistics(config.popart_step_size)
                     if config.value_normalization == 'popart' else None)
     # Separate streams: inference and training run on different threads.
@@ -126,9 +125,13 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
       outputs['policy_input'] = policy_input
     return action, outputs, core_state
 
+  def _optimized(self) -> Tuple[tf_agent.Optimized, ...]:
+    return (tf_agent.Optimized(self.optimizer, self.network.trainable_variables,
+                               float(self.config.learning_rate)),)
+
   def checkpoint_items(self) -> Dict[str, object]:
     # The random streams too, so a resumed run continues them.
-    items = {'model': self._network, 'optimizer': self._optimizer,
+    items = {'model': self.network, 'optimizer': self.optimizer,
              'action_noise': self._action_noise, 'shuffle': self._shuffle}
     if self._normalizer is not None:
       items['observation_normalizer'] = self._normalizer
@@ -218,7 +221,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
 
   def _value(self, x) -> tf.Tensor:
     """V(x) [N]: the head's output, or with PopArt sigma * n(x) + mu."""
-    value = self._network.value(x)
+    value = self.network.value(x)
     return value if self._popart is None else self._popart.denormalize(value)
 
   def _value_targets(self, returns, valid) -> tf.Tensor:
@@ -230,7 +233,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
       return returns
 
     def update():
-      self._popart.update(returns, valid, self._network.value_head)
+      self._popart.update(returns, valid, self.network.value_head)
       return tf.constant(True)
 
     tf.cond(tf.reduce_all(tf.math.is_finite(returns)), update, lambda: tf.constant(False))
@@ -249,7 +252,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     old_log_probs = tf.reshape(tf.cast(steps.policy_outputs['log_prob'][:, :-1], tf.float32),
                                [-1])
     size = config.minibatch_transitions
-    variables = self._network.trainable_variables
+    variables = self.network.trainable_variables
     totals = {name: tf.constant(0.0) for name in
               ('policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clip_fraction',
                'grad_norm')}
@@ -273,7 +276,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
               tf.reduce_sum(valid_mb), 1.0)
           loss = policy_loss + config.value_cost * value_loss - config.entropy_cost * entropy
         gradients = tape.gradient(loss, variables)
-        applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
+        applied, grad_norm = learning.apply_if_finite(self.optimizer, gradients, variables,
                                                       loss, config.max_grad_norm)
         skipped += 1.0 - tf.cast(applied, tf.float32)
         diagnostics = ppo_lib.ppo_diagnostics(log_prob, old_log_prob_mb, config.clip)
@@ -285,7 +288,7 @@ class PPOAgent(tf_agent.KerasAgentMixin, base.Agent):
     logs = {name: total / num_updates for name, total in totals.items()}
     logs['skipped_updates'] = skipped
     logs.update(mean_value=tf.reduce_mean(values), mean_advantage=tf.reduce_mean(advantages),
-                learning_rate=tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32),
+                learning_rate=tf.convert_to_tensor(self.optimizer.learning_rate, tf.float32),
                 **self._policy.logs())
     if self._popart is not None:
       logs.update(popart_mean=tf.convert_to_tensor(self._popart.mean),

@@ -49,7 +49,7 @@ class PPOConfig:
   hidden_sizes: Tuple[int, ...] = (64, 64)
   """Hidden layer widths (units) of the policy and of the value MLP."""
   torso: str = 'auto'
-  """'auto' (picked from the observations, seed.agents.common.torsos.resolve_torso: mlp for
+  """'auto' (picked from the observations, seed.agents.common.networks.resolve_torso: mlp for
   rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
   below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'. Image torsos are
   shared by the policy and value heads (discrete actions only); the mlp is one per head."""

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents.common import mlp
-from seed.agents.common import torsos
+from seed.agents.common import networks as shared
 
 
 class GaussianPolicyValue(keras.layers.Layer):
@@ -60,7 +60,7 @@ class CategoricalPolicyValue(keras.layers.Layer):
   def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
                num_actions: int, hidden_sizes: Sequence[int], *, torso: str, seed: int = 0,
                name: str = 'policy_value'):
-    """torso: a resolved torso (torsos.resolve_torso); the MLPs take flat float inputs."""
+    """torso: a resolved torso (shared.resolve_torso); the MLPs take flat float inputs."""
     super().__init__(name=name)
     seeds = mlp.SeedStream(seed)
     self._torso_name = torso
@@ -72,7 +72,7 @@ class CategoricalPolicyValue(keras.layers.Layer):
       self._value = mlp.MLP(size, hidden_sizes, 1, seeds=seeds, activation='tanh',
                             initializer='orthogonal', output_gain=1.0, name='value')
     else:
-      layers = torsos.build_torso_layers(
+      layers = shared.build_torso_layers(
           torso, (), lambda: seeds.initializer('orthogonal', gain=float(np.sqrt(2.0))))
       self._num_torso_layers = len(layers)
       for i, layer in enumerate(layers):  # Attributes: tf.train.Checkpoint needs them.
@@ -90,7 +90,7 @@ class CategoricalPolicyValue(keras.layers.Layer):
     return [getattr(self, f'_torso_layer_{i}') for i in range(self._num_torso_layers)]
 
   def _features(self, x):
-    return torsos.apply_torso(self._torso_layers(), self._torso_name, self._observation_shape,
+    return shared.apply_torso(self._torso_layers(), self._torso_name, self._observation_shape,
                               tf.convert_to_tensor(x))
 
   def layer_outputs(self, observations) -> List[Tuple[str, tf.Tensor]]:
@@ -98,7 +98,7 @@ class CategoricalPolicyValue(keras.layers.Layer):
     diagnostics (seed diagnose); [] for vector observations, which have no torso."""
     if self._torso_name == 'mlp':
       return []
-    return torsos.torso_layer_outputs(self._torso_layers(), self._torso_name, observations)
+    return shared.torso_layer_outputs(self._torso_layers(), self._torso_name, observations)
 
   def policy_and_value(self, x) -> Tuple[tf.Tensor, tf.Tensor]:
     """(logits [N, A], value [N]) for inputs [N, D] (mlp) or [N, C, H, W] (images)."""

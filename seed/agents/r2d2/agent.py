@@ -29,7 +29,7 @@ from seed.losses import shapes
 from seed.replay import prioritized
 
 
-class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
+class R2D2Agent(tf_agent.TFAgent):
   """Recurrent dueling double-Q network, n-step targets, burn-in, prioritized replay.
 
   Every hyperparameter is in `config` (an R2D2Config, which gin binds).
@@ -56,8 +56,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     # Built under a tf.distribute strategy's scope, the train step runs data-parallel
     # over its devices (learning.gradients); the default strategy is one device.
     self._strategy = tf.distribute.get_strategy()
-    self._configured_learning_rate = float(config.learning_rate)
-    self._env_spec = env_spec
+    super().__init__(env_spec)
 
     def make_network(name):
       # The same seed for both: identical variable order and shapes, then a copy.
@@ -68,12 +67,12 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
           head_hidden_size=config.head_hidden_size, seed=config.seed,
           unroll_torso_dtype=config.unroll_torso_dtype, name=name)
 
-    self._network = make_network('online_q')
+    self.network = make_network('online_q')
     self._target_network = make_network('target_q')
     # Not trainable: the tape then does not watch it and the optimizer never sees it.
     self._target_network.trainable = False
-    learning.copy_weights(self._network, self._target_network)
-    self._optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
+    learning.copy_weights(self.network, self._target_network)
+    self.optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
     # Its own stream (not the global seed), so exploration is reproducible per agent.
     self._sampler = tf.random.Generator.from_seed(config.seed)
     # Training envs act with their rung's epsilon ** this (1: the ladder as it starts);
@@ -104,7 +103,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
 
   def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
     """(c, h), each [num_envs, lstm_size] zeros, with an LSTM; () without."""
-    return tuple(np.asarray(x) for x in self._network.initial_state(num_envs))
+    return tuple(np.asarray(x) for x in self.network.initial_state(num_envs))
 
   def acting_params(self, env_ordinal: int, evaluation: bool) -> types.ActingParams:
     """The env's rung of the Ape-X epsilon ladder as it starts, or eval_epsilon for
@@ -154,15 +153,19 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     Returns (action int32 [B], {'q': [B, A] float32}, new core_state).
     """
     del reward  # The network does not condition on the previous reward.
-    q, new_state = self._network.step(observation, done, tuple(core_state))
+    q, new_state = self.network.step(observation, done, tuple(core_state))
     epsilon = tf.where(acting.evaluation, acting.epsilon,
                        acting.epsilon ** self._epsilon_exponent)
     action = exploration.epsilon_greedy(q, epsilon, self._sampler.make_seeds(2))
     return action, {'q': q}, tuple(new_state)
 
+  def _optimized(self) -> Tuple[tf_agent.Optimized, ...]:
+    return (tf_agent.Optimized(self.optimizer, self.network.trainable_variables,
+                               float(self.config.learning_rate)),)
+
   def checkpoint_items(self) -> Dict[str, object]:
-    return {'model': self._network, 'target_model': self._target_network,
-            'optimizer': self._optimizer}
+    return {'model': self.network, 'target_model': self._target_network,
+            'optimizer': self.optimizer}
 
   def train_step(self, sample: types.Sample) -> types.TrainResult:
     """One optimizer step on `batch_sequences` sequences, weighted by sample.weights.
@@ -226,7 +229,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     config = self.config
     burn = config.burn_in_steps
     online_q, target_q = networks.burn_in_and_unroll(
-        self._network, self._target_network, observation, done, lstm_state, burn)
+        self.network, self._target_network, observation, done, lstm_state, burn)
     return loss_lib.r2d2_loss(
         online_q, target_q, actions=action[burn:-1], rewards=reward[burn + 1:],
         terminated=terminated[burn + 1:], truncated=truncated[burn + 1:],
@@ -237,7 +240,7 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
     """The traced part of train_step: returns (scalar logs, |delta| [T, B], mask [T, B]).
     On several devices (learning.gradients) each computes the loss of its share of the
     sequences; the logs are of the whole batch."""
-    variables = self._network.trainable_variables
+    variables = self.network.trainable_variables
 
     def loss_fn(shard):
       outputs = self.sequence_loss(*shard)
@@ -249,12 +252,12 @@ class R2D2Agent(tf_agent.KerasAgentMixin, base.Agent):
         learning.gradients(self._strategy, loss_fn, variables, batch,
                                 tf.nest.map_structure(lambda _: 0, batch), (1, 1, 1, 1)))
     # The rate this step uses (read before apply: a schedule advances with it).
-    learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
+    learning_rate = tf.convert_to_tensor(self.optimizer.learning_rate, tf.float32)
+    applied, grad_norm = learning.apply_if_finite(self.optimizer, gradients, variables,
                                                   loss, self.config.max_grad_norm)
-    updated = learning.copy_to_target_when_due(self._optimizer, applied,
+    updated = learning.copy_to_target_when_due(self.optimizer, applied,
                                                self.config.target_update_period,
-                                               self._network, self._target_network)
+                                               self.network, self._target_network)
     logs = dict(loss_lib.sequence_logs(q_taken, targets, abs_td_errors, valid_mask),
                 loss=loss, grad_norm=grad_norm, learning_rate=learning_rate,
                 target_updated=tf.cast(updated, tf.float32),

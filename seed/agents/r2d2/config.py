@@ -44,7 +44,7 @@ class R2D2Config:
   priority_eta: float = 0.9
   """A sequence's priority is eta max|delta| + (1 - eta) mean|delta|; eta in [0, 1]."""
   torso: str = 'auto'
-  """'auto' (picked from the observations, seed.agents.common.torsos.resolve_torso: mlp for
+  """'auto' (picked from the observations, seed.agents.common.networks.resolve_torso: mlp for
   rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
   below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'."""
   mlp_hidden_sizes: Tuple[int, ...] = (64,)

@@ -20,10 +20,10 @@ from typing import Sequence
 import keras
 import tensorflow as tf
 
-from seed.agents.common import torsos
+from seed.agents.common import networks as shared
 
 
-class DuelingQNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
+class DuelingQNetwork(shared.TorsoNetwork):
   """Torso (+ optional LSTM) + dueling Q head.
 
   The recurrent state, when `use_lstm`, is the tuple (c, h) of [B, lstm_size]
@@ -35,12 +35,11 @@ class DuelingQNetwork(torsos.TorsoNetworkMixin, keras.layers.Layer):
                use_lstm: bool, lstm_size: int, head_hidden_size: int, seed: int,
                unroll_torso_dtype: str = 'float32', name: str = 'dueling_q'):
     """torso ... unroll_torso_dtype: the R2D2Config fields of those names."""
-    super().__init__(name=name)
-    self._init_core(observation_shape, observation_dtype, num_actions, torso, use_lstm,
-                    lstm_size, seed, unroll_torso_dtype)
-    self._torso_layers = [self._own(layer) for layer in torsos.build_torso_layers(
-        self._torso_name, mlp_hidden_sizes, self._glorot)]
-    self._lstm = self._make_lstm()
+    super().__init__(observation_shape, observation_dtype, num_actions, torso=torso,
+                     mlp_hidden_sizes=mlp_hidden_sizes, use_lstm=use_lstm,
+                     lstm_size=lstm_size, seed=seed, initializer='glorot',
+                     torso_attribute='_layer_{name}', unroll_torso_dtype=unroll_torso_dtype,
+                     name=name)
     self._value_stream = self._stream(int(head_hidden_size), 1, 'value')
     self._advantage_stream = self._stream(int(head_hidden_size), self._num_actions,
                                           'advantage')

@@ -18,7 +18,7 @@ their importance weights. Each train step, for every sequence:
 Every loss is weighted per sequence by its importance weight. A truncated transition
 (time limit) has no target and is masked out of every loss.
 """
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -42,8 +42,7 @@ from seed.replay import prioritized
 PRIORITY_FLOOR = 1e-6
 
 
-class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMixin,
-                   base.Agent):
+class ReactorAgent(categorical_acting.CategoricalActingAgent):
   """Policy + return-distribution network and Reactor's losses; see the module
   docstring. Every hyperparameter is in `config` (a ReactorConfig, which gin binds)."""
 
@@ -59,20 +58,18 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
                        f'{env_spec.describe()}.')
     base.check_discrete_spec(env_spec, 'ReactorAgent')
     self.config = config = config if config is not None else config_lib.ReactorConfig()
-    self._env_spec = env_spec
-    self._network = networks.policy_distribution_network(env_spec, config)
+    super().__init__(env_spec, networks.policy_distribution_network(env_spec, config),
+                     config.seed)
     self._target_network = None
     if config.target_update_period:
       # The same config and seed: the same variables in the same order, then a copy.
       self._target_network = networks.policy_distribution_network(
           env_spec, config, name='target_policy_distribution')
       self._target_network.trainable = False
-      learning.copy_weights(self._network, self._target_network)
+      learning.copy_weights(self.network, self._target_network)
     self._support = tf.constant(
         np.linspace(config.v_min, config.v_max, config.num_atoms), tf.float32)
-    self._configured_learning_rate = float(config.learning_rate)
-    self._optimizer = acer_common.make_optimizer(config)
-    self._sampler = tf.random.Generator.from_seed(config.seed)
+    self.optimizer = acer_common.make_optimizer(config)
     self._train_function = tf.function(self._train)
 
   @property
@@ -80,8 +77,12 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
     """The atoms z_j, [num_atoms]."""
     return self._support.numpy()
 
+  def _optimized(self) -> Tuple[tf_agent.Optimized, ...]:
+    return (tf_agent.Optimized(self.optimizer, self.network.trainable_variables,
+                               float(self.config.learning_rate)),)
+
   def checkpoint_items(self) -> Dict[str, object]:
-    items = {'model': self._network, 'optimizer': self._optimizer, 'sampler': self._sampler}
+    items = {'model': self.network, 'optimizer': self.optimizer, 'sampler': self._sampler}
     if self._target_network is not None:
       items['target_model'] = self._target_network
     return items
@@ -126,11 +127,11 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
     mask = 1.0 - tf.cast(truncated, tf.float32)
     weights = importance_weights[tf.newaxis, :] * mask
     steps_in_batch = tf.cast(tf.size(mask), tf.float32)
-    taken = tf.one_hot(actions, self._env_spec.num_actions, dtype=tf.float32)
+    taken = tf.one_hot(actions, self.env_spec.num_actions, dtype=tf.float32)
 
-    variables = self._network.trainable_variables
+    variables = self.network.trainable_variables
     with tf.GradientTape() as tape:
-      logits, atom_logits, _ = self._network.unroll(observation, done, core_state)
+      logits, atom_logits, _ = self.network.unroll(observation, done, core_state)
       probs = tf.nn.softmax(logits)
       distributions = tf.nn.softmax(atom_logits)                 # [T + 1, B, A, N]
       fixed_probs = tf.stop_gradient(probs)
@@ -165,13 +166,13 @@ class ReactorAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgen
       policy_loss = tf.reduce_sum(weights * (policy.loss - config.entropy_cost * entropy))
       total_loss = policy_loss / steps_in_batch + config.q_cost * q_loss
     gradients = tape.gradient(total_loss, variables)
-    learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
-    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
+    learning_rate = tf.convert_to_tensor(self.optimizer.learning_rate, tf.float32)
+    applied, grad_norm = learning.apply_if_finite(self.optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     target_updated = tf.constant(False)
     if self._target_network is not None:
       target_updated = learning.copy_to_target_when_due(
-          self._optimizer, applied, config.target_update_period, self._network,
+          self.optimizer, applied, config.target_update_period, self.network,
           self._target_network)
     q_taken = tf.reduce_sum(q_values * taken, axis=-1)
     mean = lambda x: tf.reduce_sum(mask * x) / tf.maximum(tf.reduce_sum(mask), 1.0)

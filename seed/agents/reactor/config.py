@@ -67,7 +67,7 @@ class ReactorConfig:
   every N applied train steps (counted by the optimizer, so a restore keeps the
   period); the policy pi in the targets stays the online one."""
   torso: str = 'auto'
-  """'auto' (picked from the observations, seed.agents.common.torsos.resolve_torso: mlp for
+  """'auto' (picked from the observations, seed.agents.common.networks.resolve_torso: mlp for
   rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
   below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'."""
   mlp_hidden_sizes: Tuple[int, ...] = (64,)

@@ -66,13 +66,15 @@ class SACAgent(offpolicy.OffPolicyAgent):
   def _target_variables(self):
     return self.target_critic1.trainable_variables + self.target_critic2.trainable_variables
 
-  def _optimizers(self):
+  def _optimized(self):
     config = self.config
-    return ((self.actor_optimizer, self.actor.trainable_variables,
-             config.actor_learning_rate),
-            (self.critic_optimizer, self._critic_variables(), config.critic_learning_rate),
-            (self.temperature_optimizer, self.temperature.trainable_variables,
-             config.temperature_learning_rate))
+    return (tf_agent.Optimized(self.actor_optimizer, self.actor.trainable_variables,
+                               config.actor_learning_rate),
+            tf_agent.Optimized(self.critic_optimizer, self._critic_variables(),
+                               config.critic_learning_rate),
+            tf_agent.Optimized(self.temperature_optimizer, self.temperature.trainable_variables,
+                               config.temperature_learning_rate))
+
 
   def checkpoint_items(self) -> Dict[str, object]:
     return {'actor': self.actor, 'critic1': self.critic1, 'critic2': self.critic2,

@@ -22,8 +22,7 @@ from seed.envs import spec as spec_lib
 from seed.losses import shapes
 
 
-class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgentMixin,
-                  base.Agent):
+class VTraceAgent(categorical_acting.CategoricalActingAgent):
   """Policy + value network, V-trace loss, Adam or RMSProp with global-norm clipping.
 
   Every hyperparameter is in `config` (a VTraceConfig, which gin binds). Training
@@ -65,19 +64,15 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
             f'V-trace with {" and ".join(across)} cannot train on '
             f'{learning.num_replicas(self._strategy)} devices: its statistics span '
             'the whole batch, not a mean of per-device shards. Use one learner device.')
-    self._env_spec = env_spec
-    self._network = networks.policy_baseline_network(env_spec, config)
-    self._configured_learning_rate = float(config.learning_rate)
+    super().__init__(env_spec, networks.policy_baseline_network(env_spec, config), config.seed)
     if config.optimizer == 'adam':
-      self._optimizer = keras.optimizers.Adam(config.learning_rate,
+      self.optimizer = keras.optimizers.Adam(config.learning_rate,
                                               epsilon=config.adam_epsilon)
     else:
-      self._optimizer = keras.optimizers.RMSprop(
+      self.optimizer = keras.optimizers.RMSprop(
           config.learning_rate, rho=0.99, momentum=0.0, epsilon=config.rmsprop_epsilon)
     self._popart = (learning.PopArtStatistics(config.popart_step_size)
                     if config.value_normalization == 'popart' else None)
-    # Its own stream (not the global seed), so sampling is reproducible per agent.
-    self._sampler = tf.random.Generator.from_seed(config.seed)
     self._train_function = tf.function(self._train)
     # One trace per candidate-set size (the few an elite replay uses).
     self._features_function = tf.function(self._features, reduce_retracing=True)
@@ -95,11 +90,15 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
   def _features(self, observation, terminated, truncated, core_state):
     done = tf.logical_or(tf.cast(shapes.time_major(terminated), tf.bool),
                          tf.cast(shapes.time_major(truncated), tf.bool))
-    logits, _, _ = self._network.unroll(shapes.time_major(observation), done, core_state)
+    logits, _, _ = self.network.unroll(shapes.time_major(observation), done, core_state)
     return shapes.batch_major(logits)
 
+  def _optimized(self) -> Tuple[tf_agent.Optimized, ...]:
+    return (tf_agent.Optimized(self.optimizer, self.network.trainable_variables,
+                               float(self.config.learning_rate)),)
+
   def checkpoint_items(self) -> Dict[str, object]:
-    items = {'model': self._network, 'optimizer': self._optimizer}
+    items = {'model': self.network, 'optimizer': self.optimizer}
     if self._popart is not None:
       items['popart'] = self._popart
     return items
@@ -154,7 +153,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
         discounts=config.discount * (1.0 - tf.cast(terminated[1:], tf.float32)),
         truncated=truncated[1:], core_state=core_state, unroll_weights=unroll_weights)
     # The rate these updates use (read before apply: a schedule advances with it).
-    learning_rate = tf.convert_to_tensor(self._optimizer.learning_rate, tf.float32)
+    learning_rate = tf.convert_to_tensor(self.optimizer.learning_rate, tf.float32)
     num_unrolls = self.batch_unrolls
     if config.epochs * config.num_minibatches == 1:
       logs, priorities = self._update(batch)
@@ -162,7 +161,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
     else:
       size = num_unrolls // config.num_minibatches
       num_updates = config.epochs * config.num_minibatches
-      first_update = tf.cast(self._optimizer.iterations, tf.int32)
+      first_update = tf.cast(self.optimizer.iterations, tf.int32)
 
       def minibatch(update):
         """The unrolls of update `update`: minibatch update % M of epoch update // M."""
@@ -200,10 +199,10 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
     with 'applied' 1.0 or 0.0, priorities [b]). On several devices (`learning.gradients`)
     each computes the loss of its share of the unrolls."""
     config = self.config
-    variables = self._network.trainable_variables
+    variables = self.network.trainable_variables
 
     def loss_fn(shard: '_UnrollBatch'):
-      logits, values, _ = self._network.unroll(shard.observation, shard.done,
+      logits, values, _ = self.network.unroll(shard.observation, shard.done,
                                                shard.core_state)
       value_scale = 1.0
       if self._popart is not None:
@@ -225,7 +224,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
     # Priorities are per unroll [b]; value targets time-major [T, b].
     total_loss, gradients, logs, (priorities, value_targets) = learning.gradients(
         self._strategy, loss_fn, variables, batch, _batch_axes(batch), (0, 1))
-    applied, grad_norm = learning.apply_if_finite(self._optimizer, gradients, variables,
+    applied, grad_norm = learning.apply_if_finite(self.optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     logs.update(total_loss=total_loss, grad_norm=grad_norm,
                 applied=tf.cast(applied, tf.float32))
@@ -236,7 +235,7 @@ class VTraceAgent(categorical_acting.CategoricalActingMixin, tf_agent.KerasAgent
       weights = 1.0 - tf.cast(batch.truncated, tf.float32)
 
       def update_statistics():
-        self._popart.update(value_targets, weights, self._network.baseline_head)
+        self._popart.update(value_targets, weights, self.network.baseline_head)
         return tf.constant(True)
 
       tf.cond(applied, update_statistics, lambda: tf.constant(False))

@@ -72,7 +72,7 @@ class VTraceConfig:
   clip_pg_rho_threshold: Optional[float] = 1.0
   """Clip of the policy-gradient importance weights, > 0; None disables clipping."""
   torso: str = 'auto'
-  """'auto' (picked from the observations, seed.agents.common.torsos.resolve_torso: mlp for
+  """'auto' (picked from the observations, seed.agents.common.networks.resolve_torso: mlp for
   rank 0-2, for images [C, H, W] or [H, W, C] nature from 36 x 36 and small_conv
   below), 'mlp', 'nature', 'impala_shallow' or 'small_conv'."""
   mlp_hidden_sizes: Tuple[int, ...] = (64, 64)

@@ -1,10 +1,22 @@
-"""Observation torsos shared by the agents' networks: MLP, Nature CNN, IMPALA-shallow, and
-a small CNN for grid images (MinAtar's 10 x 10 x C, MiniGrid's 7 x 7 x 3).
+"""The networks the agents share: the observation torsos (MLP, Nature CNN, IMPALA-shallow,
+a small CNN for grid images), the torso + optional LSTM core of V-trace's, ACER's,
+Reactor's and R2D2's networks (`TorsoNetwork`), and the policy + value network of the
+first three (`PolicyValueNetwork`). PPO builds its own from the torso layers.
 
-Images may come channels first [C, H, W] (seed's Atari stacks) or channels last
-[H, W, C] (gymnasium's Box images, MinAtar); `image_layout` tells which from the shape,
-and the torso moves channels last inside, because TensorFlow's CPU convolutions only
-run NHWC. Any dtype: uint8 is scaled by 1/255, bool and float are cast to float.
+Images may come channels first [C, H, W] (seed's Atari stacks: uint8 [4, 84, 84]) or
+channels last [H, W, C] (gymnasium's Box images, MinAtar); `image_layout` tells which
+from the shape, and the torso moves channels last inside, because TensorFlow's CPU
+convolutions only run NHWC. Any dtype: uint8 is scaled by 1/255, bool and float are cast
+to float32.
+
+A network computes the same function two ways: `step`, one time step for a batch (the
+actors' inference), and `unroll`, T steps at once (the learner, which must recompute
+exactly the outputs the actors acted on: that is what makes V-trace's rho = 1 on-policy,
+unless `unroll_torso_dtype` runs the torso in bfloat16, then up to its rounding). Both
+reset the LSTM state to zeros for rows whose `done` is True *before* they process that
+step, since such a step holds the first observation of an episode. Every variable is
+created in the constructor (on a dummy batch of one), so `tf.train.Checkpoint` finds them
+all without a first call.
 """
 from typing import Callable, List, Sequence, Tuple
 
@@ -179,19 +191,27 @@ def _apply_layer_in(layer: keras.layers.Layer, x: tf.Tensor) -> tf.Tensor:
   return layer.activation(tf.nn.bias_add(y, bias))
 
 
-class TorsoNetworkMixin:
-  """The torso and optional LSTM core that the V-trace and R2D2 networks share.
+class TorsoNetwork(keras.layers.Layer):
+  """The torso and optional LSTM core of a network; a subclass adds its heads, `step`
+  and `unroll` (from `_core_step` and `_core_unroll`), and calls `_build_variables` last.
 
-  A network calls `_init_core` first, then builds its torso layers (held in
-  `_torso_layers`, each also under an attribute of its own) and `_lstm =
-  self._make_lstm()`, in that order: the layers draw their initializer seeds from
-  one stream, so the order fixes the initial weights. The layers stay attributes
-  of each network, so checkpoints keep their layout.
+  Its layers draw their initializer seeds from one stream in a fixed order (the torso's
+  layers, the LSTM's, then the subclass's heads), so the order fixes the initial weights.
+  Each torso layer is held under an attribute of its own, named by `torso_attribute`
+  (`{index}` and `{name}` filled in): tf.train.Checkpoint does not follow Keras 3's
+  wrapped lists, so a layer kept only in one would not be saved, and the name fixes the
+  checkpoint's layout.
   """
 
-  def _init_core(self, observation_shape: Sequence[int], observation_dtype: str,
-                 num_actions: int, torso: str, use_lstm: bool, lstm_size: int, seed: int,
-                 unroll_torso_dtype: str = 'float32'):
+  def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
+               num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
+               use_lstm: bool, lstm_size: int, seed: int, initializer: str,
+               torso_attribute: str, unroll_torso_dtype: str = 'float32',
+               lstm_input_layer_norm: bool = False, name: str):
+    """initializer: 'glorot' or 'orthogonal' (the torso's with gain sqrt(2));
+    lstm_input_layer_norm: layer-normalise the torso's features on their way into the
+    LSTM. The rest as the agents' configs name them."""
+    super().__init__(name=name)
     self._observation_shape = tuple(int(d) for d in observation_shape)
     self._observation_dtype = tf.as_dtype(np.dtype(observation_dtype))
     self._num_actions = int(num_actions)
@@ -205,28 +225,36 @@ class TorsoNetworkMixin:
     # A fixed integer seed makes a Keras 3 initializer return the same values on
     # every call, so each layer draws its own seed from this stream.
     self._seed_stream = np.random.default_rng(seed)
+    self._orthogonal = initializer == 'orthogonal'
+    self._torso_layers = build_torso_layers(self._torso_name, mlp_hidden_sizes,
+                                            lambda: self._initializer(np.sqrt(2.0)))
+    for index, layer in enumerate(self._torso_layers):
+      setattr(self, torso_attribute.format(index=index, name=layer.name), layer)
+    self._lstm = None
+    if self._use_lstm:
+      self._lstm = keras.layers.LSTMCell(
+          self._lstm_size, name='lstm', kernel_initializer=self._glorot(),
+          recurrent_initializer=keras.initializers.Orthogonal(seed=self._next_seed()))
+    # Made after the LSTM, the normalisation draws no seed: the other layers' initial
+    # weights are the same with it and without.
+    self._lstm_input_norm = None
+    if lstm_input_layer_norm:
+      if not self._use_lstm:
+        raise ValueError('lstm_input_layer_norm = True needs use_lstm = True: it normalises '
+                         'the LSTM\'s input.')
+      self._lstm_input_norm = keras.layers.LayerNormalization(name='lstm_input_norm')
 
-  # Layer normalisation of the torso's features on their way into the LSTM (None: none).
-  _lstm_input_norm = None
+  def _initializer(self, gain: float):
+    """The next initializer of the stream: orthogonal with `gain`, or Glorot (no gain)."""
+    if self._orthogonal:
+      return keras.initializers.Orthogonal(gain=gain, seed=self._next_seed())
+    return self._glorot()
 
-  def _make_lstm(self):
-    """The LSTM cell when `use_lstm`, else None."""
-    if not self._use_lstm:
-      return None
-    return keras.layers.LSTMCell(
-        self._lstm_size, name='lstm', kernel_initializer=self._glorot(),
-        recurrent_initializer=keras.initializers.Orthogonal(seed=self._next_seed()))
+  def step(self, observation, done, core_state):
+    raise NotImplementedError
 
-  def _make_lstm_input_norm(self, enabled: bool):
-    """A LayerNormalization for the LSTM's input when `enabled` (which needs the LSTM),
-    else None. Made after the LSTM, it draws no seed, so the other layers' initial
-    weights are the same with it and without."""
-    if not enabled:
-      return None
-    if not self._use_lstm:
-      raise ValueError('lstm_input_layer_norm = True needs use_lstm = True: it normalises '
-                       'the LSTM\'s input.')
-    return keras.layers.LayerNormalization(name='lstm_input_norm')
+  def unroll(self, observations, done, core_state):
+    raise NotImplementedError
 
   def _build_variables(self):
     """Creates every variable now, in a fixed order, with one step on a dummy batch.
@@ -346,3 +374,97 @@ class TorsoNetworkMixin:
     # The LSTM output is its new h, so scanning the state gives the outputs too.
     cs, hs = tf.scan(scan_step, (features, done), initializer=tuple(core_state))
     return tf.reshape(hs, [-1, self._lstm_size]), time_batch, (cs[-1], hs[-1])
+
+
+class PolicyValueNetwork(TorsoNetwork):
+  """Torso (+ optional LSTM) + policy and baseline heads.
+
+  The recurrent state, when `use_lstm`, is the tuple (c, h) of [B, lstm_size]
+  float32 arrays; without an LSTM it is the empty tuple.
+  """
+
+  def __init__(self, observation_shape: Sequence[int], observation_dtype: str,
+               num_actions: int, *, torso: str, mlp_hidden_sizes: Sequence[int],
+               use_lstm: bool, lstm_size: int, seed: int, initializer: str = 'glorot',
+               q_head: bool = False, q_atoms: int = 0, unroll_torso_dtype: str = 'float32',
+               lstm_input_layer_norm: bool = False, name: str = 'policy_value'):
+    """torso, mlp_hidden_sizes, use_lstm, lstm_size, seed, initializer,
+    unroll_torso_dtype: the VTraceConfig fields. q_head: the second head gives Q(x, .)
+    [B, A] (ACER), not V(x); q_atoms > 0 (with q_head): return-distribution logits
+    [B, A, q_atoms] (Reactor). lstm_input_layer_norm: layer-normalise the torso's
+    features on their way into the LSTM (Reactor on Atari)."""
+    super().__init__(observation_shape, observation_dtype, num_actions, torso=torso,
+                     mlp_hidden_sizes=mlp_hidden_sizes, use_lstm=use_lstm,
+                     lstm_size=lstm_size, seed=seed, initializer=initializer,
+                     torso_attribute='_torso_layer_{index}',
+                     unroll_torso_dtype=unroll_torso_dtype,
+                     lstm_input_layer_norm=lstm_input_layer_norm, name=name)
+    # Glorot ignores the gains; each initializer draws the next seed of the stream.
+    self._policy_head = keras.layers.Dense(
+        self._num_actions, name='policy_logits', kernel_initializer=self._initializer(0.01))
+    self._q_head = bool(q_head)
+    self._q_atoms = int(q_atoms)
+    if self._q_atoms and not self._q_head:
+      raise ValueError(f'q_atoms = {q_atoms} needs q_head=True')
+    width = self._num_actions * max(self._q_atoms, 1) if q_head else 1
+    self._baseline_head = keras.layers.Dense(
+        width, name='q_values' if q_head else 'baseline',
+        kernel_initializer=self._initializer(1.0))
+    self._build_variables()
+
+  @classmethod
+  def from_config(cls, env_spec, config, **heads) -> 'PolicyValueNetwork':
+    """The network an agent config describes for `env_spec`: the config's torso,
+    mlp_hidden_sizes, use_lstm, lstm_size, seed and initializer fields (V-trace's, ACER's
+    and Reactor's configs share them); `heads`: q_head, q_atoms, unroll_torso_dtype,
+    lstm_input_layer_norm, name."""
+    return cls(env_spec.observation_shape, env_spec.observation_dtype, env_spec.num_actions,
+               torso=config.torso, mlp_hidden_sizes=config.mlp_hidden_sizes,
+               use_lstm=config.use_lstm, lstm_size=config.lstm_size, seed=config.seed,
+               initializer=config.initializer, **heads)
+
+  @property
+  def baseline_head(self) -> keras.layers.Dense:
+    """The Dense layer giving the baseline (PopArt rescales it)."""
+    return self._baseline_head
+
+  def _heads(self, features: tf.Tensor) -> Tuple[tf.Tensor, tf.Tensor]:
+    """[N, F] -> (logits [N, A], baseline [N], or with q_head Q [N, A] or with q_atoms
+    [N, A, q_atoms])."""
+    values = self._baseline_head(features)
+    if self._q_atoms:
+      values = tf.reshape(values, [-1, self._num_actions, self._q_atoms])
+    return self._policy_head(features), values if self._q_head else tf.squeeze(values, -1)
+
+  def step(self, observation, done, core_state):
+    """One time step.
+
+    Args:
+      observation: [B, *observation_shape].
+      done: [B] bool, the step starts an episode (the LSTM state is reset first).
+      core_state: () or (c, h), each [B, lstm_size].
+
+    Returns:
+      (logits [B, A] float32, baseline [B] (Q [B, A] with q_head) float32, new core_state).
+    """
+    features, new_state = self._core_step(observation, done, core_state)
+    logits, baseline = self._heads(features)
+    return logits, baseline, new_state
+
+  def unroll(self, observations, done, core_state):
+    """T time steps, the same function as T calls of `step`.
+
+    Args:
+      observations: [T, B, *observation_shape], time-major.
+      done: [T, B] bool.
+      core_state: () or (c, h), each [B, lstm_size]: the state before step 0.
+
+    Returns:
+      (logits [T, B, A], baseline [T, B] (Q [T, B, A] with q_head), core_state after
+      step T - 1).
+    """
+    features, time_batch, final_state = self._core_unroll(observations, done, core_state)
+    logits, baseline = self._heads(features)
+    logits = tf.reshape(logits, tf.concat([time_batch, [self._num_actions]], 0))
+    baseline = tf.reshape(baseline, tf.concat([time_batch, tf.shape(baseline)[1:]], 0))
+    return logits, baseline, final_state

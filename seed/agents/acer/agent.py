@@ -52,13 +52,13 @@ class ACERAgent(categorical_acting.CategoricalActingAgent, common.ACERAgentBase)
                        f'{env_spec.describe()}; for continuous actions use '
                        '--agent=acer_continuous.')
     base.check_discrete_spec(env_spec, 'ACERAgent')
-    self.config = config = config if config is not None else config_lib.ACERConfig()
-    super().__init__(env_spec, networks.policy_q_network(env_spec, config, 'policy_q'),
-                     config.seed)
+    super().__init__(env_spec, config,
+                     lambda spec, config: networks.policy_q_network(spec, config, 'policy_q'))
+    config = self.config
     self._average_network = networks.policy_q_network(env_spec, config, 'average_policy_q')
     common.copy_into_average(self.network.trainable_variables,
                              self._average_network.trainable_variables)
-    self.optimizer = common.make_optimizer(config)
+    self.optimizer = tf_agent.adam_or_rmsprop(config)
     self._train_function = tf.function(self._train)
 
   def _optimized(self) -> Tuple[tf_agent.Optimized, ...]:

@@ -1,6 +1,5 @@
-"""What both ACER agents share: the data schedule they ask for, the optimizer, and the
+"""What both ACER agents share: the data schedule they ask for, and the
 Polyak-averaged network the trust region measures against."""
-import keras
 import tensorflow as tf
 
 from seed import types
@@ -9,14 +8,6 @@ from seed.inputs.fresh_then_replay import ReplaySchedule
 from seed.losses import acer as acer_losses
 from seed.losses import sac as sac_losses
 from seed.losses import shapes
-
-
-def make_optimizer(config) -> keras.optimizers.Optimizer:
-  """Adam, or RMSProp with the paper's decay 0.99 and no momentum."""
-  if config.optimizer == 'adam':
-    return keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
-  return keras.optimizers.RMSprop(config.learning_rate, rho=0.99, momentum=0.0,
-                                  epsilon=config.rmsprop_epsilon)
 
 
 def copy_into_average(variables, average_variables) -> None:

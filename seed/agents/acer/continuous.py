@@ -59,8 +59,8 @@ class ACERContinuousAgent(tf_agent.TFAgent, common.ACERAgentBase):
                        f'actions, got {env_spec.describe()}; for discrete actions use '
                        '--agent=acer.')
     continuous.check_continuous_spec(env_spec, 'ACERContinuousAgent')
-    self.config = config = config if config is not None else config_lib.ACERContinuousConfig()
-    super().__init__(env_spec)
+    super().__init__(env_spec, config)
+    config = self.config
     self._bounds = continuous.ActionBounds(env_spec)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
     sizes = (self._observation_size, self._bounds.size, config.hidden_sizes)
@@ -69,7 +69,7 @@ class ACERContinuousAgent(tf_agent.TFAgent, common.ACERAgentBase):
                                                      name='average_sdn')
     common.copy_into_average(self.network.trainable_variables,
                              self._average_network.trainable_variables)
-    self.optimizer = common.make_optimizer(config)
+    self.optimizer = tf_agent.adam_or_rmsprop(config)
     self._action_noise = tf.random.Generator.from_seed(config.seed)
     self._train_noise = tf.random.Generator.from_seed(config.seed + 1)
     self._log_std = float(np.log(config.policy_std))

@@ -5,7 +5,7 @@ Training envs sample from the policy (these agents explore by its entropy);
 evaluation envs (ActingParams.evaluation) take its most probable action, so an
 evaluation reports the greedy policy.
 """
-from typing import Tuple
+from typing import Any, Callable, Tuple
 
 import numpy as np
 import tensorflow as tf
@@ -16,14 +16,16 @@ from seed.agents.common import tf_agent
 
 
 class CategoricalActingAgent(tf_agent.TFAgent):
-  """`initial_core_state` and `inference` of an agent acting with `network` (a
-  PolicyValueNetwork); the actions are sampled from a random stream of its own, seeded
-  `seed`, so sampling is reproducible per agent."""
+  """`initial_core_state` and `inference` of an agent acting with the network
+  `make_network(env_spec, config)` gives (a PolicyValueNetwork); its actions are sampled
+  from a random stream of its own, seeded config.seed, so sampling is reproducible per
+  agent."""
 
-  def __init__(self, env_spec, network: shared.PolicyValueNetwork, seed: int):
-    super().__init__(env_spec)
-    self.network = network
-    self._sampler = tf.random.Generator.from_seed(seed)
+  def __init__(self, env_spec, config,
+               make_network: Callable[[Any, Any], shared.PolicyValueNetwork]):
+    super().__init__(env_spec, config)
+    self.network = make_network(env_spec, self.config)
+    self._sampler = tf.random.Generator.from_seed(self.config.seed)
 
   def initial_core_state(self, num_envs: int) -> Tuple[np.ndarray, ...]:
     """(c, h), each [num_envs, lstm_size] zeros, with an LSTM; () without."""

@@ -151,11 +151,11 @@ class OffPolicyAgent(tf_agent.TFAgent, abc.ABC):
   log_names: Tuple[str, ...] = ()
   several_devices_refusal = ''  # learning.gradients: each device trains on its share of transitions
 
-  def __init__(self, env_spec, config: OffPolicyConfig):
+  def __init__(self, env_spec, config: Optional[OffPolicyConfig]):
     """The replay side; raises ValueError for an env spec it cannot act in."""
     continuous.check_continuous_spec(env_spec, type(self).__name__)
-    super().__init__(env_spec)
-    self.config = config
+    super().__init__(env_spec, config)
+    config = self.config
     self._bounds = continuous.ActionBounds(env_spec)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
     self._num_seeds = config.num_seeds
@@ -165,15 +165,13 @@ class OffPolicyAgent(tf_agent.TFAgent, abc.ABC):
     self._action_noise = seed_axis.SeedGenerators(self._member_seeds)
     self._train_noise = seed_axis.SeedGenerators([seed + 1 for seed in self._member_seeds])
     # Gradient updates so far; 0 means the policy has not learned yet (act uniformly).
-    # The strategy the agent is built under (the learner's --learner_devices).
-    self._strategy = tf.distribute.get_strategy()
     self._updates = tf.Variable(0, dtype=tf.int64, trainable=False, name='updates')
     self._resets = tf.Variable(0, dtype=tf.int64, trainable=False, name='resets')
     self._train_function = tf.function(self._train)
     # XLA fuses the many small ops of an update of these MLPs (docs/performance.md).
     # Several devices stay in graph mode: their all-reduce (strategy.run) does not
     # compile.
-    xla = config.xla_train_step and self._strategy.num_replicas_in_sync == 1
+    xla = config.xla_train_step and self.strategy.num_replicas_in_sync == 1
     self._updates_function = (tf.function(self._run_updates, jit_compile=True) if xla
                               else self._run_updates)
 

@@ -38,6 +38,17 @@ def pack_per_env(reward, done, acting: types.ActingParams) -> np.ndarray:
                   axis=1).astype(np.float32, copy=False)
 
 
+def adam_or_rmsprop(config):
+  """The optimizer a config names (its `optimizer`: 'adam' or 'rmsprop'): Adam with the
+  config's adam_epsilon, or RMSProp with IMPALA's and ACER's decay 0.99, no momentum and
+  the config's rmsprop_epsilon; at the config's learning_rate."""
+  import keras  # pylint: disable=g-import-not-at-top
+  if config.optimizer == 'adam':
+    return keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
+  return keras.optimizers.RMSprop(config.learning_rate, rho=0.99, momentum=0.0,
+                                  epsilon=config.rmsprop_epsilon)
+
+
 class Optimized(NamedTuple):
   """One optimizer of an agent: the variables it trains, as they are now, and its
   configured step size (which a restore does not override, and --anneal_learning_rate
@@ -52,8 +63,14 @@ class TFAgent(base.Agent):
   warm-up, one concrete policy per batch size, and its optimizers' slots and configured
   step sizes, from what `_optimized` lists. A subclass calls this constructor first."""
 
-  def __init__(self, env_spec):
+  def __init__(self, env_spec, config=None):
+    """config: the hyperparameters; None takes the agent's `config_class()` as gin binds it
+    (the config checks itself)."""
     self.env_spec = env_spec
+    self.config = config if config is not None else self.config_class()
+    # Built under a tf.distribute strategy's scope, the train step runs data-parallel over
+    # its devices (learning.gradients); the default strategy is one device.
+    self.strategy = tf.distribute.get_strategy()
 
   @abc.abstractmethod
   def _optimized(self) -> Sequence[Optimized]:

@@ -27,17 +27,11 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
   log_names = ('critic_loss', 'actor_loss', 'mean_q', 'valid_fraction')
 
   def __init__(self, env_spec, config: Optional[config_lib.DDPGConfig] = None):
-    """Builds the networks and optimizers.
-
-    Args:
-      env_spec: the env's EnvSpec; a vector observation and a finite action box.
-      config: the hyperparameters; None takes DDPGConfig() as gin binds it.
-
-    Raises:
-      ValueError: for an env spec the agent cannot act in (the config checks itself).
-    """
-    config = config if config is not None else config_lib.DDPGConfig()
+    """The networks and optimizers (config: None takes DDPGConfig() as gin binds it).
+    ValueError for an env spec it cannot act in: a vector observation and a finite action
+    box are."""
     super().__init__(env_spec, config)
+    config = self.config
     self._install_networks()  # actor, critic and their targets.
     self.actor_optimizer = keras.optimizers.Adam(config.actor_learning_rate)
     self.critic_optimizer = keras.optimizers.Adam(config.critic_learning_rate)
@@ -83,7 +77,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     # its own gradient (seed.agents.common.offpolicy). Critic and actor train
     # data-parallel over the learner's devices (learning.gradients; one unless told).
     num_seeds = float(self._num_seeds)
-    replicas = learning.num_replicas(self._strategy)
+    replicas = learning.num_replicas(self.strategy)
     x, action, next_x = transitions.observation, transitions.action, transitions.last_observation
     valid, valid_counts = transitions.valid_counts(self.config.discount)
 
@@ -100,7 +94,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
 
     critic_variables = self.critic.trainable_variables
     _, gradients, critic_logs, _ = learning.gradients(
-        self._strategy, critic_loss_fn, critic_variables, transitions.steps,
+        self.strategy, critic_loss_fn, critic_variables, transitions.steps,
         transitions.steps_item_axes, ())
     critic_loss = critic_logs['critic_loss']
     critic_applied, _ = learning.apply_if_finite(
@@ -113,7 +107,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
 
     actor_variables = self.actor.trainable_variables
     _, gradients, actor_logs, _ = learning.gradients(
-        self._strategy, actor_loss_fn, actor_variables, x, 1, ())
+        self.strategy, actor_loss_fn, actor_variables, x, 1, ())
     actor_loss = actor_logs['actor_loss']
     actor_applied, _ = learning.apply_if_finite(
         self.actor_optimizer, gradients, actor_variables, actor_loss, inputs=(x,))

@@ -69,8 +69,8 @@ class PPOAgent(tf_agent.TFAgent):
       ValueError: for an env spec the agent cannot act in, or a torso or
         normalisation the observations do not allow (the config checks itself).
     """
-    self.config = config = config if config is not None else config_lib.PPOConfig()
-    super().__init__(env_spec)
+    super().__init__(env_spec, config)
+    config = self.config
     self._observation_shape = tuple(env_spec.observation_shape)
     self._observation_size = mlp.flat_size(env_spec.observation_shape)
     if not env_spec.is_discrete:

@@ -42,21 +42,11 @@ class R2D2Agent(tf_agent.TFAgent):
 
   def __init__(self, env_spec: spec_lib.EnvSpec,
                config: Optional[config_lib.R2D2Config] = None):
-    """Builds the online and target networks and the optimizer.
-
-    Args:
-      env_spec: the environment's EnvSpec; actions must be discrete.
-      config: the hyperparameters; None takes R2D2Config() as gin binds it.
-
-    Raises:
-      ValueError: for an env spec the agent cannot act in (the config checks itself).
-    """
+    """The online and target networks and the optimizer (config: None takes R2D2Config()
+    as gin binds it). ValueError for an env spec it cannot act in."""
     base.check_discrete_spec(env_spec, 'R2D2Agent')
-    self.config = config = config if config is not None else config_lib.R2D2Config()
-    # Built under a tf.distribute strategy's scope, the train step runs data-parallel
-    # over its devices (learning.gradients); the default strategy is one device.
-    self._strategy = tf.distribute.get_strategy()
-    super().__init__(env_spec)
+    super().__init__(env_spec, config)
+    config = self.config
 
     def make_network(name):
       # The same seed for both: identical variable order and shapes, then a copy.
@@ -249,7 +239,7 @@ class R2D2Agent(tf_agent.TFAgent):
 
     batch = (steps, core_state, importance_weights)  # batch-major: sequences on axis 0
     loss, gradients, _, (abs_td_errors, valid_mask, q_taken, targets) = (
-        learning.gradients(self._strategy, loss_fn, variables, batch,
+        learning.gradients(self.strategy, loss_fn, variables, batch,
                                 tf.nest.map_structure(lambda _: 0, batch), (1, 1, 1, 1)))
     # The rate this step uses (read before apply: a schedule advances with it).
     learning_rate = tf.convert_to_tensor(self.optimizer.learning_rate, tf.float32)

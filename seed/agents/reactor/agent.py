@@ -57,9 +57,8 @@ class ReactorAgent(categorical_acting.CategoricalActingAgent):
       raise ValueError(f'ReactorAgent (--agent=reactor) needs discrete actions, got '
                        f'{env_spec.describe()}.')
     base.check_discrete_spec(env_spec, 'ReactorAgent')
-    self.config = config = config if config is not None else config_lib.ReactorConfig()
-    super().__init__(env_spec, networks.policy_distribution_network(env_spec, config),
-                     config.seed)
+    super().__init__(env_spec, config, networks.policy_distribution_network)
+    config = self.config
     self._target_network = None
     if config.target_update_period:
       # The same config and seed: the same variables in the same order, then a copy.
@@ -69,7 +68,7 @@ class ReactorAgent(categorical_acting.CategoricalActingAgent):
       learning.copy_weights(self.network, self._target_network)
     self._support = tf.constant(
         np.linspace(config.v_min, config.v_max, config.num_atoms), tf.float32)
-    self.optimizer = acer_common.make_optimizer(config)
+    self.optimizer = tf_agent.adam_or_rmsprop(config)
     self._train_function = tf.function(self._train)
 
   @property

@@ -31,17 +31,11 @@ class SACAgent(offpolicy.OffPolicyAgent):
                'valid_fraction')
 
   def __init__(self, env_spec, config: Optional[config_lib.SACConfig] = None):
-    """Builds the networks and optimizers.
-
-    Args:
-      env_spec: the env's EnvSpec; a vector observation and a finite action box.
-      config: the hyperparameters; None takes SACConfig() as gin binds it.
-
-    Raises:
-      ValueError: for an env spec the agent cannot act in (the config checks itself).
-    """
-    config = config if config is not None else config_lib.SACConfig()
+    """The networks and optimizers (config: None takes SACConfig() as gin binds it).
+    ValueError for an env spec it cannot act in: a vector observation and a finite action
+    box are."""
     super().__init__(env_spec, config)
+    config = self.config
     self._target_entropy = (-config.target_entropy_scale * float(self._bounds.size)
                             if config.target_entropy is None else float(config.target_entropy))
     self._install_networks()  # actor, critic1, critic2, their targets, temperature.
@@ -101,7 +95,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
     # data-parallel over the learner's devices (learning.gradients: one device unless
     # --learner_devices names more); the temperature, a number per seed, where it lives.
     num_seeds = float(self._num_seeds)
-    replicas = learning.num_replicas(self._strategy)
+    replicas = learning.num_replicas(self.strategy)
     alpha = self.temperature.alpha()[:, tf.newaxis]  # [N, 1] against [N, B].
     x, action, next_x = transitions.observation, transitions.action, transitions.last_observation
     next_noise, noise = noise
@@ -131,7 +125,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
 
     critic_variables = self._critic_variables()
     _, gradients, critic_logs, _ = learning.gradients(
-        self._strategy, critic_loss_fn, critic_variables, (transitions.steps, next_noise),
+        self.strategy, critic_loss_fn, critic_variables, (transitions.steps, next_noise),
         (transitions.steps_item_axes, 1), ())
     critic_applied, _ = learning.apply_if_finite(
         self.critic_optimizer, gradients, critic_variables, critic_logs['critic_loss'],
@@ -147,7 +141,7 @@ class SACAgent(offpolicy.OffPolicyAgent):
 
     actor_variables = self.actor.trainable_variables
     _, gradients, actor_logs, log_prob = learning.gradients(
-        self._strategy, actor_loss_fn, actor_variables, (x, noise), (1, 1), 1)
+        self.strategy, actor_loss_fn, actor_variables, (x, noise), (1, 1), 1)
     actor_applied, _ = learning.apply_if_finite(
         self.actor_optimizer, gradients, actor_variables, actor_logs['actor_loss'],
         inputs=(x,))

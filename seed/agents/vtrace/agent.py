@@ -6,7 +6,6 @@ for the few updates of policy lag with V-trace (Espeholt et al., 2018).
 """
 from typing import Dict, NamedTuple, Optional, Tuple
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -41,36 +40,22 @@ class VTraceAgent(categorical_acting.CategoricalActingAgent):
 
   def __init__(self, env_spec: spec_lib.EnvSpec,
                config: Optional[config_lib.VTraceConfig] = None):
-    """Builds the network and optimizer; every network variable exists on return.
-
-    Args:
-      env_spec: the environment's EnvSpec; actions must be discrete.
-      config: the hyperparameters; None takes VTraceConfig() as gin binds it.
-
-    Raises:
-      ValueError: for an env spec the agent cannot act in (the config checks itself).
-    """
+    """The network and optimizer, every variable made (config: None takes VTraceConfig()
+    as gin binds it). ValueError for an env spec it cannot act in, or statistics across
+    the batch on several devices."""
     base.check_discrete_spec(env_spec, 'VTraceAgent')
-    self.config = config = config if config is not None else config_lib.VTraceConfig()
-    # Built under a tf.distribute strategy's scope, the train step runs data-parallel
-    # over its devices (learning.gradients); the default strategy is one device.
-    self._strategy = tf.distribute.get_strategy()
-    if learning.num_replicas(self._strategy) > 1:
+    super().__init__(env_spec, config, networks.policy_baseline_network)
+    config = self.config
+    if learning.num_replicas(self.strategy) > 1:
       across = [name for name, on in (
           ("value_normalization='popart'", config.value_normalization == 'popart'),
           ('normalize_advantages=True', config.normalize_advantages)) if on]
       if across:
         raise ValueError(
             f'V-trace with {" and ".join(across)} cannot train on '
-            f'{learning.num_replicas(self._strategy)} devices: its statistics span '
+            f'{learning.num_replicas(self.strategy)} devices: its statistics span '
             'the whole batch, not a mean of per-device shards. Use one learner device.')
-    super().__init__(env_spec, networks.policy_baseline_network(env_spec, config), config.seed)
-    if config.optimizer == 'adam':
-      self.optimizer = keras.optimizers.Adam(config.learning_rate,
-                                              epsilon=config.adam_epsilon)
-    else:
-      self.optimizer = keras.optimizers.RMSprop(
-          config.learning_rate, rho=0.99, momentum=0.0, epsilon=config.rmsprop_epsilon)
+    self.optimizer = tf_agent.adam_or_rmsprop(config)
     self._popart = (learning.PopArtStatistics(config.popart_step_size)
                     if config.value_normalization == 'popart' else None)
     self._train_function = tf.function(self._train)
@@ -223,7 +208,7 @@ class VTraceAgent(categorical_acting.CategoricalActingAgent):
 
     # Priorities are per unroll [b]; value targets time-major [T, b].
     total_loss, gradients, logs, (priorities, value_targets) = learning.gradients(
-        self._strategy, loss_fn, variables, batch, _batch_axes(batch), (0, 1))
+        self.strategy, loss_fn, variables, batch, _batch_axes(batch), (0, 1))
     applied, grad_norm = learning.apply_if_finite(self.optimizer, gradients, variables,
                                                   total_loss, config.max_grad_norm)
     logs.update(total_loss=total_loss, grad_norm=grad_norm,

@@ -45,3 +45,16 @@ def test_every_agent_has_a_gin_file():
   names = {name[:-len('.gin')] for env in os.listdir(os.path.join(REPO, 'gin'))
            for name in os.listdir(os.path.join(REPO, 'gin', env)) if name.endswith('.gin')}
   assert set(agents.AGENTS) <= names, sorted(set(agents.AGENTS) - names)
+
+
+def test_every_agent_folder_has_the_same_files_for_the_same_roles():
+  # config (the gin-bound dataclass), networks, loss (what an update minimises), agent
+  # (acting and the train step); __init__ registers the names. Shared blocks: common/.
+  folder = os.path.dirname(agents.__file__)
+  roles = {'__init__.py', 'config.py', 'networks.py', 'loss.py', 'agent.py'}
+  for name in sorted(os.listdir(folder)):
+    path = os.path.join(folder, name)
+    if not os.path.isdir(path) or name in ('common', '__pycache__'):
+      continue
+    assert {f for f in os.listdir(path) if f.endswith('.py')} == roles, name
+  assert {r.agent.split(':')[0].rsplit('.', 1)[1] for r in agents.AGENTS.values()} == {'agent'}

@@ -7,7 +7,7 @@ tf = pytest.importorskip('tensorflow')
 
 from seed import types  # pylint: disable=g-import-not-at-top
 from seed.agents.acer import config as config_lib  # pylint: disable=g-import-not-at-top
-from seed.agents.acer import continuous  # pylint: disable=g-import-not-at-top
+from seed.agents.acer import agent as continuous  # pylint: disable=g-import-not-at-top
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
 from tests.agent_inputs import acting_params, infer  # pylint: disable=g-import-not-at-top
 

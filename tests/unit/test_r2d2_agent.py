@@ -12,7 +12,7 @@ from seed import config as seed_config  # pylint: disable=g-import-not-at-top
 from seed import types  # pylint: disable=g-import-not-at-top
 from seed.agents.r2d2 import agent as agent_lib  # pylint: disable=g-import-not-at-top
 from seed.agents.r2d2 import config as config_lib  # pylint: disable=g-import-not-at-top
-from seed.agents.r2d2 import exploration  # pylint: disable=g-import-not-at-top
+from seed.agents.r2d2 import agent as exploration  # pylint: disable=g-import-not-at-top
 from seed.envs import spec as spec_lib  # pylint: disable=g-import-not-at-top
 from tests.agent_inputs import (  # pylint: disable=g-import-not-at-top
     acting_params, infer, random_observations)

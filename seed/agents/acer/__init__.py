@@ -8,5 +8,5 @@ from seed.agents.registry import Registration
 
 REGISTERED = (
     Registration('acer', 'seed.agents.acer.agent:ACERAgent', 'ACERConfig'),
-    Registration('acer_continuous', 'seed.agents.acer.continuous:ACERContinuousAgent', 'ACERContinuousConfig'),
+    Registration('acer_continuous', 'seed.agents.acer.agent:ACERContinuousAgent', 'ACERContinuousConfig'),
 )

@@ -16,6 +16,7 @@ from seed.agents.common import offpolicy
 from seed.agents.common import seed_axis
 from seed.agents.common import tf_agent
 from seed.agents.ddpg import config as config_lib
+from seed.agents.ddpg import loss as loss_lib
 from seed.agents.ddpg import networks
 from seed.losses import sac as sac_lib
 
@@ -82,15 +83,11 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
     valid, valid_counts = transitions.valid_counts(self.config.discount)
 
     def critic_loss_fn(steps):
-      part = offpolicy.Transitions(steps, self._bounds, self._observation_size)
-      next_values = self.target_critic(part.last_observation,
-                                       self.target_actor(part.last_observation))
-      targets, shard_valid = part.targets(next_values, self.config.discount)
-      q = self.critic(part.observation, part.action)
-      critic_loss = offpolicy.masked_mean_of_shard(tf.square(q - targets), shard_valid,
-                                                   valid_counts, replicas)
-      return num_seeds * critic_loss, dict(critic_loss=critic_loss,
-                                           mean_q=tf.reduce_mean(q)), ()
+      critic_loss, mean_q = loss_lib.critic_loss(
+          self.critic, self.target_actor, self.target_critic,
+          offpolicy.Transitions(steps, self._bounds, self._observation_size),
+          self.config.discount, valid_counts, replicas)
+      return num_seeds * critic_loss, dict(critic_loss=critic_loss, mean_q=mean_q), ()
 
     critic_variables = self.critic.trainable_variables
     _, gradients, critic_logs, _ = learning.gradients(
@@ -102,7 +99,7 @@ class DDPGAgent(offpolicy.OffPolicyAgent):
         inputs=(x, action, next_x))
 
     def actor_loss_fn(shard_x):
-      actor_loss = -tf.reduce_mean(self.critic(shard_x, self.actor(shard_x)))
+      actor_loss = loss_lib.actor_loss(self.actor, self.critic, shard_x)
       return num_seeds * actor_loss, dict(actor_loss=actor_loss), ()
 
     actor_variables = self.actor.trainable_variables

@@ -2,7 +2,7 @@
 
 Actors act through central inference with the current policy: a Gaussian over a
 box of actions (MuJoCo, DM Control) or a categorical over discrete ones (Atari,
-classic control, cleanrl's ppo_atari); see seed/agents/ppo/policies.py. Each
+classic control, cleanrl's ppo_atari); see seed/agents/ppo/networks.py. Each
 inference stores the log-probability of the action it sampled (and, for the
 Gaussian, the unclipped unit-space sample). A train step takes `batch_unrolls`
 unrolls of T + 1 steps, computes GAE once with the value network as it is, then
@@ -38,7 +38,8 @@ from seed.agents.common import learning
 from seed.agents.common import tf_agent
 from seed.agents.common import networks as shared
 from seed.agents.ppo import config as config_lib
-from seed.agents.ppo import policies
+from seed.agents.ppo import loss as loss_lib
+from seed.agents.ppo import networks
 from seed.losses import gae as gae_lib
 from seed.losses import ppo as ppo_lib
 from seed.losses import shapes
@@ -83,10 +84,10 @@ class PPOAgent(tf_agent.TFAgent):
                                                          config.observation_clip)
                         if config.normalize_observations else None)
     if env_spec.is_discrete:
-      self._policy = policies.CategoricalPolicy(env_spec, config, self._torso,
+      self._policy = networks.CategoricalPolicy(env_spec, config, self._torso,
                                                 stores_inputs=self._normalizer is not None)
     else:
-      self._policy = policies.GaussianPolicy(env_spec, config, self._observation_size)
+      self._policy = networks.GaussianPolicy(env_spec, config, self._observation_size)
     self.trained_outputs = self._policy.trained_outputs
     self.network = self._policy.network
     self.optimizer = keras.optimizers.Adam(config.learning_rate, epsilon=config.adam_epsilon)
@@ -269,18 +270,17 @@ class PPOAgent(tf_agent.TFAgent):
         with tf.GradientTape() as tape:
           log_prob, entropy, value = self._policy.log_prob_entropy_and_value(
               x_mb, tf.gather(actions, indices))
-          policy_loss = ppo_lib.ppo_clipped_loss(log_prob, old_log_prob_mb, advantages_mb,
-                                                 config.clip)
-          value_errors = value - tf.gather(value_targets, indices)
-          value_loss = 0.5 * tf.reduce_sum(valid_mb * tf.square(value_errors)) / tf.maximum(
-              tf.reduce_sum(valid_mb), 1.0)
-          loss = policy_loss + config.value_cost * value_loss - config.entropy_cost * entropy
-        gradients = tape.gradient(loss, variables)
+          loss = loss_lib.ppo_loss(
+              log_prob, old_log_prob_mb, advantages_mb, entropy, value,
+              tf.gather(value_targets, indices), valid_mb, clip=config.clip,
+              value_cost=config.value_cost, entropy_cost=config.entropy_cost)
+        gradients = tape.gradient(loss.total_loss, variables)
         applied, grad_norm = learning.apply_if_finite(self.optimizer, gradients, variables,
-                                                      loss, config.max_grad_norm)
+                                                      loss.total_loss, config.max_grad_norm)
         skipped += 1.0 - tf.cast(applied, tf.float32)
         diagnostics = ppo_lib.ppo_diagnostics(log_prob, old_log_prob_mb, config.clip)
-        step_logs = dict(policy_loss=policy_loss, value_loss=value_loss, entropy=entropy,
+        step_logs = dict(policy_loss=loss.policy_loss, value_loss=loss.value_loss,
+                         entropy=entropy,
                          approx_kl=diagnostics.approx_kl,
                          clip_fraction=diagnostics.clip_fraction, grad_norm=grad_norm)
         totals = {name: totals[name] + step_logs[name] for name in totals}

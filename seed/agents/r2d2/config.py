@@ -72,7 +72,7 @@ class R2D2Config:
   """None: the ladder stays fixed. A number in (0, epsilon_base]: the ladder's base falls
   linearly from epsilon_base to it over the first epsilon_decay_frames env frames of the
   run (counted by the learner, kept by its checkpoints), then stays; every rung follows
-  (exploration.ladder_exponent). Needs 0 < epsilon_base < 1."""
+  (agent.ladder_exponent). Needs 0 < epsilon_base < 1."""
   epsilon_decay_frames: int = 0
   """Env frames over which the ladder's base falls to epsilon_base_final, >= 1 when
   that is set; 0 otherwise. The learner moves the ladder before each train step, so it

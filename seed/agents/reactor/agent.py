@@ -24,16 +24,15 @@ import numpy as np
 import tensorflow as tf
 
 from seed import types
-from seed.agents.acer import common as acer_common
+from seed.agents.acer import loss as acer_loss
 from seed.agents.common import base
 from seed.agents.common import categorical_acting
 from seed.agents.common import learning
 from seed.agents.common import tf_agent
 from seed.agents.reactor import config as config_lib
+from seed.agents.reactor import loss as loss_lib
 from seed.agents.reactor import networks
 from seed.envs import spec as spec_lib
-from seed.losses import beta_loo
-from seed.losses import distributional_retrace
 from seed.losses import shapes
 from seed.replay import prioritized
 
@@ -122,48 +121,26 @@ class ReactorAgent(categorical_acting.CategoricalActingAgent):
     and the valid-step mask [T, B] out."""
     config = self.config
     (observation, done, actions, behaviour_logits, rewards, discounts,
-     truncated) = acer_common.discrete_trace_inputs(steps, config, config.reward_scale)
+     truncated) = acer_loss.discrete_trace_inputs(steps, config, config.reward_scale)
     mask = 1.0 - tf.cast(truncated, tf.float32)
     weights = importance_weights[tf.newaxis, :] * mask
-    steps_in_batch = tf.cast(tf.size(mask), tf.float32)
     taken = tf.one_hot(actions, self.env_spec.num_actions, dtype=tf.float32)
 
     variables = self.network.trainable_variables
     with tf.GradientTape() as tape:
       logits, atom_logits, _ = self.network.unroll(observation, done, core_state)
-      probs = tf.nn.softmax(logits)
-      distributions = tf.nn.softmax(atom_logits)                 # [T + 1, B, A, N]
-      fixed_probs = tf.stop_gradient(probs)
-      fixed_distributions = tf.stop_gradient(distributions)
-      # The distributions the targets bootstrap from: the target network's, or the
-      # online network's with the gradient stopped.
-      if self._target_network is None:
-        bootstrap_distributions = fixed_distributions
-      else:
-        _, target_atom_logits, _ = self._target_network.unroll(observation, done, core_state)
-        bootstrap_distributions = tf.nn.softmax(target_atom_logits)
-      state_distributions = tf.reduce_sum(
-          fixed_probs[..., tf.newaxis] * bootstrap_distributions, axis=2)  # [T + 1, B, N]
-      taken_distributions = tf.reduce_sum(taken[..., tf.newaxis] * distributions[:-1], axis=2)
-      taken_bootstrap = tf.reduce_sum(taken[..., tf.newaxis] * bootstrap_distributions[:-1],
-                                      axis=2)
-      log_rhos = tf.stop_gradient(tf.reduce_sum(
-          (tf.nn.log_softmax(logits[:-1]) - tf.nn.log_softmax(behaviour_logits)) * taken, -1))
-      targets = distributional_retrace.distributional_retrace_targets(
-          log_rhos, discounts, rewards, tf.stop_gradient(taken_bootstrap),
-          state_distributions[:-1], state_distributions[-1], self._support,
-          truncated=truncated, lambda_=config.retrace_lambda)
-      cross_entropy = -tf.reduce_sum(
-          targets * tf.math.log(taken_distributions + 1e-8), axis=-1)
-      q_loss = tf.reduce_sum(weights * cross_entropy) / steps_in_batch
-      q_values = tf.reduce_sum(fixed_distributions[:-1] * self._support, axis=-1)  # [T, B, A]
-      returns = tf.reduce_sum(targets * self._support, axis=-1)
-      policy = beta_loo.beta_loo_policy_loss(
-          probs[:-1], tf.nn.softmax(behaviour_logits), actions, q_values, returns,
-          config.beta_clip)
-      entropy = -tf.reduce_sum(probs[:-1] * tf.nn.log_softmax(logits[:-1]), axis=-1)
-      policy_loss = tf.reduce_sum(weights * (policy.loss - config.entropy_cost * entropy))
-      total_loss = policy_loss / steps_in_batch + config.q_cost * q_loss
+      # The targets bootstrap from the target network's distributions, or the online
+      # network's with the gradient stopped.
+      bootstrap_atom_logits = None
+      if self._target_network is not None:
+        _, bootstrap_atom_logits, _ = self._target_network.unroll(observation, done, core_state)
+      loss = loss_lib.reactor_loss(
+          logits, atom_logits, bootstrap_atom_logits, behaviour_logits, actions, taken,
+          rewards, discounts, truncated, weights, self._support,
+          retrace_lambda=config.retrace_lambda, beta_clip=config.beta_clip,
+          entropy_cost=config.entropy_cost, q_cost=config.q_cost)
+      total_loss = loss.total_loss
+    policy, q_values, returns, log_rhos = loss.policy, loss.q_values, loss.returns, loss.log_rhos
     gradients = tape.gradient(total_loss, variables)
     learning_rate = tf.convert_to_tensor(self.optimizer.learning_rate, tf.float32)
     applied, grad_norm = learning.apply_if_finite(self.optimizer, gradients, variables,
@@ -176,8 +153,9 @@ class ReactorAgent(categorical_acting.CategoricalActingAgent):
     q_taken = tf.reduce_sum(q_values * taken, axis=-1)
     mean = lambda x: tf.reduce_sum(mask * x) / tf.maximum(tf.reduce_sum(mask), 1.0)
     logs = dict(
-        total_loss=total_loss, policy_loss=mean(policy.loss), q_loss=q_loss,
-        entropy=mean(entropy), mean_rho=mean(tf.exp(log_rhos)), mean_beta=mean(policy.betas),
+        total_loss=total_loss, policy_loss=mean(policy.loss), q_loss=loss.q_loss,
+        entropy=mean(loss.entropy), mean_rho=mean(tf.exp(log_rhos)),
+        mean_beta=mean(policy.betas),
         mean_q=mean(q_taken), mean_return=mean(returns), grad_norm=grad_norm,
         learning_rate=learning_rate, skipped_updates=1.0 - tf.cast(applied, tf.float32),
         **({'target_updated': tf.cast(target_updated, tf.float32)}

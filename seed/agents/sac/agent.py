@@ -18,6 +18,7 @@ from seed.agents.common import offpolicy
 from seed.agents.common import seed_axis
 from seed.agents.common import tf_agent
 from seed.agents.sac import config as config_lib
+from seed.agents.sac import loss as loss_lib
 from seed.agents.sac import networks
 from seed.losses import distributions
 from seed.losses import sac as sac_lib
@@ -105,23 +106,11 @@ class SACAgent(offpolicy.OffPolicyAgent):
 
     def critic_loss_fn(shard):
       steps, shard_next_noise = shard
-      part = offpolicy.Transitions(steps, self._bounds, self._observation_size)
-      next_sample = distributions.tanh_gaussian_from_noise(*self.actor(part.last_observation),
-                                                           shard_next_noise)
-      next_values = sac_lib.soft_state_value(
-          self.target_critic1(part.last_observation, next_sample.action),
-          self.target_critic2(part.last_observation, next_sample.action),
-          next_sample.log_prob, alpha)
-      targets, shard_valid = part.targets(next_values, self.config.discount)
-      q1 = self.critic1(part.observation, part.action)
-      q2 = self.critic2(part.observation, part.action)
-      critic_loss = (
-          offpolicy.masked_mean_of_shard(tf.square(q1 - targets), shard_valid, valid_counts,
-                                         replicas) +
-          offpolicy.masked_mean_of_shard(tf.square(q2 - targets), shard_valid, valid_counts,
-                                         replicas))
-      return num_seeds * critic_loss, dict(critic_loss=critic_loss,
-                                           mean_q=tf.reduce_mean(q1)), ()
+      critic_loss, mean_q = loss_lib.critic_loss(
+          self.actor, (self.critic1, self.critic2), (self.target_critic1, self.target_critic2),
+          offpolicy.Transitions(steps, self._bounds, self._observation_size),
+          shard_next_noise, alpha, self.config.discount, valid_counts, replicas)
+      return num_seeds * critic_loss, dict(critic_loss=critic_loss, mean_q=mean_q), ()
 
     critic_variables = self._critic_variables()
     _, gradients, critic_logs, _ = learning.gradients(
@@ -133,11 +122,9 @@ class SACAgent(offpolicy.OffPolicyAgent):
 
     def actor_loss_fn(shard):
       shard_x, shard_noise = shard
-      sample = distributions.tanh_gaussian_from_noise(*self.actor(shard_x), shard_noise)
-      actor_loss = sac_lib.sac_policy_loss(sample.log_prob,
-                                           self.critic1(shard_x, sample.action),
-                                           self.critic2(shard_x, sample.action), alpha)
-      return num_seeds * actor_loss, dict(actor_loss=actor_loss), sample.log_prob
+      actor_loss, log_prob = loss_lib.actor_loss(self.actor, (self.critic1, self.critic2),
+                                                 shard_x, shard_noise, alpha)
+      return num_seeds * actor_loss, dict(actor_loss=actor_loss), log_prob
 
     actor_variables = self.actor.trainable_variables
     _, gradients, actor_logs, log_prob = learning.gradients(

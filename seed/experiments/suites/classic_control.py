@@ -25,6 +25,7 @@ import numpy as np
 
 from seed.experiments.suites import learning_curve
 from seed.envs import registry
+from seed.run_dir import records
 
 
 class Task(NamedTuple):
@@ -97,10 +98,10 @@ def run_task(task: Task, args, logdir: str) -> dict:
   started = time.monotonic()
   code = learning_curve.train(train_args, logdir)
   wall_s = time.monotonic() - started
-  episodes = learning_curve.read_episodes(logdir)
-  last = [e['return'] for e in episodes[-task.window_episodes:]]
+  episodes = records.read_training_episodes(logdir)
+  last = [e.episode_return for e in episodes[-task.window_episodes:]]
   final = float(np.mean(last)) if last else float('nan')
-  frames = episodes[-1]['frames'] if episodes else 0
+  frames = episodes[-1].env_frames if episodes else 0
   return {'task': task.key, 'env': task.env_name, 'rewards': task.rewards,
           'window_episodes': task.window_episodes,
           'frames': frames, 'episodes': len(episodes), 'final_return': final,

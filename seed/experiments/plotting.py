@@ -373,7 +373,7 @@ def plot(runs: Dict[str, List[Seed]], out: str, window: int, title: str = '',
                   textcoords='offset points', xytext=(-4, 3), ha='right', fontsize=8,
                   color='dimgrey')
   _reference_points(axes[0], [r for r in references if r.frames is not None])
-  _legend_and_title(figure, axes, title or ', '.join(runs))
+  _legend_and_title(figure, axes, title or default_title(len(runs), window))
   figure.savefig(out, dpi=100)
   pyplot.close(figure)
 
@@ -409,6 +409,11 @@ def published_references(game: str, max_frames: float) -> List[Reference]:
   return [Reference(source.name, float(values[game][i]), float(frames))
           for source, values in atari_references.PUBLISHED.items() if game in values
           for i, frames in enumerate(atari_references.FRAMES) if 0.99 * frames <= max_frames]
+
+
+def default_title(num_runs: int, window: int) -> str:
+  """A short title: the legend names the runs, the title says what the curves are."""
+  return (f'{num_runs} runs, ' if num_runs > 1 else '') + f'return: mean of {window} episodes'
 
 
 def _label(path: str) -> str:

@@ -249,6 +249,11 @@ def test_the_seed_command():
   assert 'usage: seed plot' in seed_command('plot', '--help').stdout
 
 
+def test_the_default_title_is_short_the_legend_names_the_runs():
+  assert plotting.default_title(1, 20) == 'return: mean of 20 episodes'
+  assert plotting.default_title(3, 100) == '3 runs, return: mean of 100 episodes'
+
+
 def test_one_legend_below_the_panels_holds_long_labels_inside_the_figure():
   import matplotlib  # pylint: disable=import-outside-toplevel
   matplotlib.use('Agg')

@@ -6,7 +6,8 @@ import pytest
 from seed import cli
 from tests.checkpoints import write_untrained_run
 
-pytestmark = pytest.mark.timeout(300)
+# diagnose parses each run's gin config in this process: later tests must not inherit it.
+pytestmark = [pytest.mark.timeout(300), pytest.mark.usefixtures('gin_cleared')]
 
 # One of each: logits and an MLP torso, Q values and an LSTM, PPO's MLPs (no torso),
 # continuous actions.

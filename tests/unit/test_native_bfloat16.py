@@ -41,6 +41,21 @@ def test_a_concrete_dtype_is_kept_and_auto_becomes_one():
   assert native_bfloat16.resolve_torso_dtype('auto') in ('float32', 'bfloat16')
 
 
+def test_bfloat16_asked_where_it_is_emulated_is_kept_with_a_warning(monkeypatch):
+  warnings = []
+  monkeypatch.setattr(native_bfloat16.logging, 'warning', lambda *a: warnings.append(a[1]))
+  monkeypatch.setattr(native_bfloat16, 'gpu_compute_capabilities', lambda: [])
+  for flags, warned in ((AVX2_ONLY, True), (AMX, False)):
+    warnings.clear()
+    monkeypatch.setattr(native_bfloat16, 'cpu_flags', lambda f=flags: frozenset(f.split()))
+    assert native_bfloat16.resolve_torso_dtype('bfloat16') == 'bfloat16'
+    assert bool(warnings) == warned
+  text = native_bfloat16.emulated_bfloat16_warning('CPU without avx512_bf16')
+  for words in ('CPU without avx512_bf16', 'emulated', '2.8x', '40 frames/s', "'auto'",
+                'Going on in bfloat16'):
+    assert words in text
+
+
 def test_the_configs_accept_auto_and_name_it_among_the_choices():
   assert r2d2_config.R2D2Config(unroll_torso_dtype='auto').unroll_torso_dtype == 'auto'
   with pytest.raises(ValueError, match="accepted: one of 'float32', 'bfloat16', 'auto'"):

@@ -61,11 +61,29 @@ def torso_dtype_for(flags: Optional[Iterable[str]],
   return 'float32', f'CPU without {", ".join(sorted(CPU_BFLOAT16_FLAGS))}'
 
 
+# What bfloat16 cost where it was emulated, measured on AVX2-only AMD EPYCs (2 cores):
+# docs/performance.md, "The torso in bfloat16".
+EMULATED_COST = ("R2D2's train step took 2.8x as long as in float32, and V-trace at "
+                 "2 actors x 16 envs trained at 40 frames/s against 1,091")
+
+
+def emulated_bfloat16_warning(why: str) -> str:
+  """The warning for a torso asked to run in bfloat16 on a device that emulates it
+  (`why` as torso_dtype_for words the device)."""
+  return (f"unroll_torso_dtype 'bfloat16' on a {why}: bfloat16 is emulated there and "
+          f"its gradients cost several times float32's ({EMULATED_COST}); "
+          "'auto' or 'float32' trains faster here. Going on in bfloat16 as asked.")
+
+
 def resolve_torso_dtype(dtype: str) -> str:
   """'auto' -> 'bfloat16' or 'float32' for this machine (logged with the reason); any
-  other dtype is returned as it is."""
-  if dtype != 'auto':
+  other dtype is returned as it is, 'bfloat16' with a warning where it is emulated."""
+  if dtype not in ('auto', 'bfloat16'):
     return dtype
   resolved, why = torso_dtype_for(cpu_flags(), gpu_compute_capabilities())
-  logging.info("unroll_torso_dtype 'auto' -> %r: %s", resolved, why)
-  return resolved
+  if dtype == 'auto':
+    logging.info("unroll_torso_dtype 'auto' -> %r: %s", resolved, why)
+    return resolved
+  if resolved != 'bfloat16':
+    logging.warning('%s', emulated_bfloat16_warning(why))
+  return dtype

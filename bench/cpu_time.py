@@ -1,6 +1,7 @@
 """CPU time of a process and of a learner's threads by part, from Linux's /proc: what the
 benchmarks report beside their rates."""
 import os
+from typing import List, Tuple
 
 
 def cpu_s(pid: int) -> float:
@@ -31,16 +32,23 @@ def _learner_thread_part(pid: int, tid: int, name: str) -> str:
   return 'other'
 
 
-def learner_thread_cpu_s(pid: int) -> dict:
-  """User + system CPU seconds of a learner's live threads, summed by part
-  (LEARNER_THREAD_PARTS): the difference of two readings says where a window's CPU went."""
-  parts = dict.fromkeys(LEARNER_THREAD_PARTS, 0.0)
+def thread_cpu_s(pid: int) -> List[Tuple[int, str, float]]:
+  """(thread id, the name the OS shows, user + system CPU seconds) of each live thread."""
+  threads = []
   for tid in os.listdir(f'/proc/{pid}/task'):
     try:
       with open(f'/proc/{pid}/task/{tid}/comm') as f:
         name = f.read().strip()
-      parts[_learner_thread_part(pid, int(tid), name)] += _stat_cpu_s(
-          f'/proc/{pid}/task/{tid}/stat')
+      threads.append((int(tid), name, _stat_cpu_s(f'/proc/{pid}/task/{tid}/stat')))
     except FileNotFoundError:
       pass  # The thread ended between the listing and the reading.
+  return threads
+
+
+def learner_thread_cpu_s(pid: int) -> dict:
+  """User + system CPU seconds of a learner's live threads, summed by part
+  (LEARNER_THREAD_PARTS): the difference of two readings says where a window's CPU went."""
+  parts = dict.fromkeys(LEARNER_THREAD_PARTS, 0.0)
+  for tid, name, seconds in thread_cpu_s(pid):
+    parts[_learner_thread_part(pid, tid, name)] += seconds
   return parts

@@ -272,3 +272,27 @@ value = [m._windows_rate([(t / 2, 100 * t) for t in range(21)], 1.0, 2.0, 3),
   assert every_half_s == pytest.approx([200.0] * 3)
   assert late_row == pytest.approx([(440 - 100) / (11.2 - 9.5)])
   assert past_the_end == []
+
+
+def test_the_run_profile_finds_a_running_learner_and_its_actors(tmp_path):
+  from tests.processes import Run  # pylint: disable=g-import-not-at-top
+  with Run(tmp_path / 'run', 'gin/toy/vtrace.gin',
+           gin_bindings=["EnvConfig.name='Catch'"]) as run:
+    run.start_learner()
+    run.start_actors(1, 2)
+    profile = subprocess.run(
+        [sys.executable, '-m', 'bench.run_profile', f'--logdir={run.logdir}', '--window_s=4'],
+        capture_output=True, text=True, env=_env(), cwd=REPO, timeout=120)
+  assert profile.returncode == 0, profile.stdout + profile.stderr
+  rows = dict(re.findall(r'^\| ([^|]+?) \| ([^|]+?) \|$', profile.stdout, re.MULTILINE))
+  for part in ('train step', 'TF arithmetic', 'inference lanes', 'event loop', 'actors',
+               'idle'):
+    assert re.fullmatch(r'\d+\.\d\d', rows[part]), profile.stdout
+  assert rows['actor processes'] == '1', profile.stdout
+  assert float(rows['event loop']) + float(rows['actors']) > 0, profile.stdout
+  assert 'avx2' in profile.stdout  # The CPU it ran on is named.
+
+  gone = subprocess.run(
+      [sys.executable, '-m', 'bench.run_profile', f'--logdir={tmp_path / "none"}',
+       '--window_s=1'], capture_output=True, text=True, env=_env(), cwd=REPO, timeout=60)
+  assert gone.returncode != 0 and 'no learner running' in gone.stderr, gone.stderr

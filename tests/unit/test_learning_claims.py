@@ -173,6 +173,10 @@ R2D2_DECAYING = ('R2D2 CPU config, epsilon ladder decaying 0.4 to 0.05 over 8M (
 BREAKOUT = 'learning_breakout.csv'
 BREAKOUT_VTRACE = 'V-trace, gin/atari/vtrace.gin'
 BREAKOUT_PPO = 'PPO, gin/atari/ppo.gin'
+BREAKOUT_DIAGNOSIS = 'learning_breakout_diagnosis.csv'
+BREAKOUT_BEFORE = 'V-trace as shipped before, 2 x 4 (from the 20M run)'
+BREAKOUT_LIFE_5M = '+ episodic_life (2 x 4)'
+BREAKOUT_2X16 = '2 x 16 envs (stopped at 3.4M)'
 ACROBOT = 'learning_acrobot_vtrace_runs.csv'
 ACER_PONG = 'learning_pong_acer.csv'
 ACER_PONG_LABEL = 'ACER, gin/atari/acer.gin (Adam 2.5e-4)'
@@ -286,6 +290,11 @@ CLAIMS = [
           '19M)', window=100),
     Claim(BREAKOUT, BREAKOUT_VTRACE, '{em 0.95} at 0.95M, {em 5.67} at 5.67M, {em 11.94} at '
           '11.9M; the final checkpoint **{e 20.0}** ({emin 20.0} to {emax 20.0};'),
+    # Breakout's diagnostics to 5M frames (its table's "mean of 100 at 5M" cells).
+    Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_LIFE_5M, 'seed 0 | **{at 5|.1f}**', window=100),
+    Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_BEFORE, '({at 5|.1f} before)', window=100),
+    Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_2X16, '| 2 × 16 | {last|.1f} at 3.4M', window=100),
+    Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_BEFORE, '({at 3.4|.1f} before at 3.4M)', window=100),
     Claim(BREAKOUT, BREAKOUT_PPO, '{em 2.11} at 2.1M, {em 4.7} at 4.7M, {em 7.85} at 7.8M, '
           '{em 10.9} at 10.9M, {em 13.23} at 13.2M, {em 16.3} at 16.3M, {em 19.43} at 19.4M, '
           'and the final checkpoint **{e 20.0/1}** ({emin 20.0/1} to {emax 20.0/1}), '

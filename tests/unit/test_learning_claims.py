@@ -177,6 +177,8 @@ BREAKOUT_DIAGNOSIS = 'learning_breakout_diagnosis.csv'
 BREAKOUT_BEFORE = 'V-trace as shipped before, 2 x 4 (from the 20M run)'
 BREAKOUT_LIFE_5M = '+ episodic_life (2 x 4)'
 BREAKOUT_2X16 = '2 x 16 envs (stopped at 3.4M)'
+BREAKOUT_LIFE = 'learning_breakout_episodic_life.csv'
+BREAKOUT_LIFE_LABEL = 'V-trace, vtrace.gin with episodic_life, annealed over 20M, seed 0'
 ACROBOT = 'learning_acrobot_vtrace_runs.csv'
 ACER_PONG = 'learning_pong_acer.csv'
 ACER_PONG_LABEL = 'ACER, gin/atari/acer.gin (Adam 2.5e-4)'
@@ -295,6 +297,16 @@ CLAIMS = [
     Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_BEFORE, '({at 5|.1f} before)', window=100),
     Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_2X16, '| 2 × 16 | {last|.1f} at 3.4M', window=100),
     Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_BEFORE, '({at 3.4|.1f} before at 3.4M)', window=100),
+    # Breakout with episodic_life to 20M frames: the crossings, the references' frames, greedy.
+    Claim(BREAKOUT_LIFE, BREAKOUT_LIFE_LABEL, '| env frames | {c 10}M | {c 25}M | {c 50}M | '
+          '{c 100}M | **{c 200}M** (1.59 h) | {c 260}M | {c 300}M | {c 350}M | {last|.1f} '
+          '({best|.1f}) |', window=100),
+    Claim(BREAKOUT_LIFE, BREAKOUT_LIFE_LABEL, '| **this run** | **{at 5|.1f}** | **{at 10|.1f}** '
+          '| **{at 20|.1f}** |', window=100),
+    Claim(BREAKOUT_LIFE, BREAKOUT_LIFE_LABEL, 'is met at {c 200}M and the moonshot (RLlib '
+          "IMPALA's 260 at 20M) at {c 260}M; at 20M the mean is {last|.1f}", window=100),
+    Claim(BREAKOUT_LIFE, BREAKOUT_LIFE_LABEL, 'one env): **{e 20.0}** ({emin 20.0} to '
+          '{emax 20.0})'),
     Claim(BREAKOUT, BREAKOUT_PPO, '{em 2.11} at 2.1M, {em 4.7} at 4.7M, {em 7.85} at 7.8M, '
           '{em 10.9} at 10.9M, {em 13.23} at 13.2M, {em 16.3} at 16.3M, {em 19.43} at 19.4M, '
           'and the final checkpoint **{e 20.0/1}** ({emin 20.0/1} to {emax 20.0/1}), '

@@ -19,6 +19,8 @@ import numpy as np
 
 from seed.envs import EnvConfig
 
+from bench import hardware
+
 
 def measure(backend: str, game: str, num_envs: int, threads: int, seconds: float) -> dict:
   envs = EnvConfig(name=f'atari:{game}', backend=backend,
@@ -47,6 +49,7 @@ def main(argv=None) -> int:
   parser.add_argument('--seconds', type=float, default=10.0)
   args = parser.parse_args(argv)
   row = measure(args.backend, args.game, args.envs, args.threads, args.seconds)
+  print(f'# {hardware.describe()}')
   print(f"| {row['backend']} | {row['envs']} | {row['threads']} | "
         f"{row['env_steps_per_s']:,.0f} | {row['frames_per_s']:,.0f} | {row['cpu_pct']:.0f} | "
         f"{row['env_steps_per_cpu_s']:,.0f} |")

@@ -50,6 +50,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from bench import hardware
 from bench import cpu_time
 from seed.process import local_processes as processes
 from seed.transport import unix_address
@@ -304,7 +305,8 @@ def main(argv=None) -> int:
   frames_per_step = json.loads(spec_json).get('frames_per_step', 1)
 
   proxy = ' (GPU proxy: a policy of almost no cost)' if args.gpu_proxy else ''
-  lines = [f'{args.env}/{args.agent}{proxy}, {os.cpu_count()} CPUs, think {args.think_ms:g} '
+  lines = [hardware.describe(),
+           f'{args.env}/{args.agent}{proxy}, {os.cpu_count()} CPUs, think {args.think_ms:g} '
            f'ms, {args.client_processes} client process(es) over {args.transport}; '
            f'{args.seconds:g} s per point; {frames_per_step} frames per env step; learner '
            f'flags {args.learner_flag}', '',

@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 
+from bench import hardware
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _CHILD = r'''
@@ -29,6 +31,7 @@ if args['devices'] > 1 or args['kind'] != 'CPU':
   learner_devices.split_cpu(names)
 from seed import agents, config, types
 from seed.envs import EnvConfig
+
 agents.register_gin_configurables(args['agent'])
 config.parse_gin([args['gin_file']], args['gin_bindings'])
 spec = EnvConfig().spec()
@@ -91,7 +94,8 @@ def main(argv=None) -> int:
   parser.add_argument('--device_kind', default='CPU', choices=('CPU', 'GPU'))
   parser.add_argument('--steps', type=int, default=10)
   args = parser.parse_args(argv)
-  print(f'{args.agent}, {args.gin_file} {args.gin_bindings}, {args.device_kind} devices')
+  print(f'{args.agent}, {args.gin_file} {args.gin_bindings}, {args.device_kind} devices; '
+        f'{hardware.describe()}')
   print('| devices | train steps/s | batch (unrolls x steps) |')
   print('|---:|---:|---|')
   for count in (int(n) for n in args.devices.split(',')):

@@ -14,6 +14,8 @@ import json
 import sys
 import time
 
+from bench import hardware
+
 
 # A stand-in for a GPU learner's policy: the agent's real inference path (the same
 # inputs, outputs and TensorFlow call) with almost no arithmetic, one unit after the
@@ -81,7 +83,7 @@ def main(argv=None) -> int:
   sizes = [int(s) for s in args.batch_sizes.split(',')]
   for row in measure(args.gin_file, args.agent, sizes, args.tf_intra_op_threads, args.calls,
                      args.warmup_calls, args.gin_bindings):
-    print(json.dumps(row), flush=True)
+    print(json.dumps({**row, 'cpu': hardware.describe()}), flush=True)
   return 0
 
 

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from bench import hardware
 from bench import model_cost
 from tests import agent_inputs
 
@@ -57,8 +58,9 @@ def main(argv=None) -> int:
   args = parser.parse_args(argv)
   if args.steps < 1 or args.warmup_steps < 1:
     parser.error(f'--steps {args.steps} and --warmup_steps {args.warmup_steps}: each >= 1')
-  print(json.dumps(measure(args.gin_file, args.agent, args.steps, args.warmup_steps,
-                           args.tf_intra_op_threads, args.gin_bindings)))
+  print(json.dumps({**measure(args.gin_file, args.agent, args.steps, args.warmup_steps,
+                             args.tf_intra_op_threads, args.gin_bindings),
+                    'cpu': hardware.describe()}))
   return 0
 
 

@@ -72,6 +72,7 @@ import tempfile
 import threading
 import time
 
+from bench import hardware
 from bench import peer_venv
 
 # Exact pins. torch 2.13.0 matters most: that version has a CPU wheel on the
@@ -457,6 +458,7 @@ def main(argv=None) -> None:
     sys.exit(f'peer_sample_factory: {error}')
   counted = [s for s in result['samples']
              if s['t_s'] >= args.warmup and not math.isnan(s['fps_10s'])]
+  print(hardware.describe())
   print(f'Sample Factory APPO Pong: {result["frames_per_s_median"]:.0f} frames/s '
         f'(median of {len(counted)} 10-s reports after {args.warmup:.0f} s warm-up; '
         f'{result["frames_per_s_overall"]:.0f} overall; {result["wall_s"]:.0f} s run, '

@@ -27,6 +27,8 @@ import time
 
 import numpy as np
 
+from bench import hardware
+
 ATARI_CONFIG = 'gin/atari/r2d2.gin'
 
 
@@ -167,7 +169,7 @@ def main(argv=None) -> int:
   if args.steps < 1:
     parser.error(f'--steps {args.steps}: at least 1')
   result = run(args.steps, args.jit_compile, args.tf_intra_op_threads, args.gin_bindings)
-  print(json.dumps(result, indent=1))
+  print(json.dumps({**result, 'cpu': hardware.describe()}, indent=1))
   return 0
 
 

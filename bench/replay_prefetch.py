@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from bench import hardware
+
 ELITE = ('[{"kind": "queue", "capacity": 2, "sample_ratio": 0.5}, '
          '{"kind": "elite", "capacity": 2000, "sample_ratio": 0.5, "strategy": 3, '
          '"lambda_batch_multiplier": 6, "lambda_annealing_steps": 1000000}]')
@@ -111,6 +113,7 @@ def main(argv=None) -> int:
   parser.add_argument('--warmup', type=int, default=5)
   parser.add_argument('--json', help='also append the rows to this JSON-lines file')
   args = parser.parse_args(argv)
+  print(f'# {hardware.describe()}')
   print(f'# V-trace train steps/s from {args.mixture}, env {args.env}, {os.cpu_count()} cores, '
         f'load average {os.getloadavg()[0]:.1f}')
   print('| prefetch (batches ahead) | train steps/s | batch wait (ms/step) |')

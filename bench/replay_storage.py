@@ -42,6 +42,8 @@ import numpy as np
 
 from seed.process.local_processes import REPO, child_env
 
+from bench import hardware
+
 BEFORE_COMMIT = '84551c4'
 _OLD_FILES = ('__init__.py', 'fifo.py', 'prioritized.py', 'sum_tree.py')
 _STEPS, _KEPT_STEPS, _STACK, _LSTM_UNITS = 121, 41, 4, 512
@@ -315,6 +317,7 @@ def main(argv=None):
   try:
     args.workdir = workdir
     _extract_old_code(args.before_commit, workdir)
+    print(hardware.describe())
     print(f'load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cpus)', flush=True)
     start_s = time.perf_counter()
     _play_pong(args.sequences, args.envs, workdir)

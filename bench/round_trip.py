@@ -27,6 +27,8 @@ from seed.process import local_processes as processes
 from tests.processes import Certs, NetnsPair, NetnsUnavailable, Run, make_certs, netns_exec
 from tests.processes import netns_pair
 
+from bench import hardware
+
 PATHS = ('loopback', 'veth')
 
 
@@ -102,7 +104,8 @@ def main(argv=None) -> int:
   if not os.path.exists(os.path.join(processes.REPO, 'gin', args.env, f'{args.agent}.gin')):
     parser.error(f'no config gin/{args.env}/{args.agent}.gin')
 
-  lines = [f'{args.env}/{args.agent} {args.gin_bindings or ""}, {os.cpu_count()} CPUs, '
+  lines = [hardware.describe(),
+           f'{args.env}/{args.agent} {args.gin_bindings or ""}, {os.cpu_count()} CPUs, '
            f'inference only (--notrain), TLS + token on both paths; round trip per actor step '
            f'over {args.steps} steps after {args.warmup_steps} warm-up steps: mean p50 / '
            f'worst p99 over actors, median of {args.repeats} run(s) per path', '',

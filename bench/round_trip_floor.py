@@ -33,6 +33,7 @@ import sys
 import time
 
 from bench import cpu_time
+from bench import hardware
 
 REPLY = b'acts'
 
@@ -222,8 +223,10 @@ def main(argv=None) -> int:
   parser.add_argument('--calls', type=int, default=300)
   parser.add_argument('--repeats', type=int, default=7)
   args = parser.parse_args(argv)
+  cpu = hardware.describe()  # every row names the CPU it was measured on
   for thread_hop in (False, True):
-    print(json.dumps(transport(args.request_bytes, args.seconds, thread_hop)), flush=True)
+    print(json.dumps({**transport(args.request_bytes, args.seconds, thread_hop), 'cpu': cpu}),
+          flush=True)
   from bench import model_cost  # pylint: disable=g-import-not-at-top
   from seed.inference import step_processor  # pylint: disable=g-import-not-at-top
   batch_sizes = [int(s) for s in args.batch_sizes.split(',')]
@@ -235,9 +238,9 @@ def main(argv=None) -> int:
       sorted(set(batch_sizes) | set(step_processor.padded_batch_sizes(max(batch_sizes)))),
       args.tf_intra_op_threads, bindings)
   for row in learner_python(agent, batch_sizes, args.calls, args.repeats):
-    print(json.dumps(row), flush=True)
+    print(json.dumps({**row, 'cpu': cpu}), flush=True)
   for row in tf_call(agent, batch_sizes, args.calls, args.repeats):
-    print(json.dumps(row), flush=True)
+    print(json.dumps({**row, 'cpu': cpu}), flush=True)
   return 0
 
 

@@ -20,6 +20,8 @@ import time
 
 import numpy as np
 
+from bench import hardware
+
 
 def _sample(agent, spec, rows: int, rng):
   from seed import types  # pylint: disable=g-import-not-at-top
@@ -79,6 +81,7 @@ def main(argv=None) -> int:
   parser.add_argument('--warmup_steps', type=int, default=1)
   parser.add_argument('--steps', type=int, default=3)
   args = parser.parse_args(argv)
+  print(hardware.describe())
   print('| replay ratio | seeds | batched updates/s | loop updates/s | batched / loop |')
   print('|---:|---:|---:|---:|---:|')
   for replay_ratio in args.replay_ratios:

@@ -178,6 +178,8 @@ BREAKOUT_BEFORE = 'V-trace as shipped before, 2 x 4 (from the 20M run)'
 BREAKOUT_LIFE_5M = '+ episodic_life (2 x 4)'
 BREAKOUT_2X16 = '2 x 16 envs (stopped at 3.4M)'
 BREAKOUT_LIFE = 'learning_breakout_episodic_life.csv'
+PONG_LIFE = 'learning_pong_episodic_life.csv'
+PONG_LIFE_LABEL = 'V-trace, vtrace.gin with episodic_life, annealed over 10M, seed 0'
 BREAKOUT_LIFE_LABEL = 'V-trace, vtrace.gin with episodic_life, annealed over 20M, seed 0'
 ACROBOT = 'learning_acrobot_vtrace_runs.csv'
 ACER_PONG = 'learning_pong_acer.csv'
@@ -307,6 +309,9 @@ CLAIMS = [
           "IMPALA's 260 at 20M) at {c 260}M; at 20M the mean is {last|.1f}", window=100),
     Claim(BREAKOUT_LIFE, BREAKOUT_LIFE_LABEL, 'one env): **{e 20.0}** ({emin 20.0} to '
           '{emax 20.0})'),
+    # Pong again with the shipped vtrace.gin (episodic_life), annealed over 10M frames.
+    Claim(PONG_LIFE, PONG_LIFE_LABEL, '| seed 0, `episodic_life`, annealed over 10M | {c −15}M | '
+          '{c 0}M | {c 10}M | {c 15}M | **{c 18}M** (0.82 h) |'),
     Claim(BREAKOUT, BREAKOUT_PPO, '{em 2.11} at 2.1M, {em 4.7} at 4.7M, {em 7.85} at 7.8M, '
           '{em 10.9} at 10.9M, {em 13.23} at 13.2M, {em 16.3} at 16.3M, {em 19.43} at 19.4M, '
           'and the final checkpoint **{e 20.0/1}** ({emin 20.0/1} to {emax 20.0/1}), '

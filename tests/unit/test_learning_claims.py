@@ -311,7 +311,8 @@ CLAIMS = [
           '{emax 20.0})'),
     # Pong again with the shipped vtrace.gin (episodic_life), annealed over 10M frames.
     Claim(PONG_LIFE, PONG_LIFE_LABEL, '| seed 0, `episodic_life`, annealed over 10M | {c −15}M | '
-          '{c 0}M | {c 10}M | {c 15}M | **{c 18}M** (0.82 h) |'),
+          '{c 0}M | {c 10}M | {c 15}M | **{c 18}M** (0.82 h) | {last} ({best}) | **{e 10.0}** '
+          '({emin 10.0} to {emax 10.0}) |'),
     Claim(BREAKOUT, BREAKOUT_PPO, '{em 2.11} at 2.1M, {em 4.7} at 4.7M, {em 7.85} at 7.8M, '
           '{em 10.9} at 10.9M, {em 13.23} at 13.2M, {em 16.3} at 16.3M, {em 19.43} at 19.4M, '
           'and the final checkpoint **{e 20.0/1}** ({emin 20.0/1} to {emax 20.0/1}), '

@@ -20,7 +20,7 @@ def _stat_cpu_s(path: str) -> float:
 LEARNER_THREAD_PARTS = ('event loop', 'gRPC', 'inference lanes', 'TensorFlow', 'other')
 
 
-def _learner_thread_part(pid: int, tid: int, name: str) -> str:
+def learner_thread_part(pid: int, tid: int, name: str) -> str:
   if tid == pid:
     return 'event loop'
   if name.startswith(('event_engine', 'grpc')):
@@ -50,5 +50,5 @@ def learner_thread_cpu_s(pid: int) -> dict:
   (LEARNER_THREAD_PARTS): the difference of two readings says where a window's CPU went."""
   parts = dict.fromkeys(LEARNER_THREAD_PARTS, 0.0)
   for tid, name, seconds in thread_cpu_s(pid):
-    parts[_learner_thread_part(pid, tid, name)] += seconds
+    parts[learner_thread_part(pid, tid, name)] += seconds
   return parts

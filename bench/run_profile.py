@@ -60,18 +60,14 @@ def find_processes(logdir: str) -> Tuple[Optional[int], List[int]]:
 
 
 def learner_part(pid: int, tid: int, name: str, process_name: str) -> Optional[str]:
-  """The LEARNER_PARTS entry of one learner thread, or None for the rest."""
-  if tid == pid:
-    return 'event loop'
+  """The LEARNER_PARTS entry of one learner thread, or None for the rest: cpu_time's
+  parts, with the train step's thread and TensorFlow's unnamed pool threads told apart."""
   if name.startswith('seed_trainer'):
     return 'train step'
-  if name.startswith('seed_infer'):
-    return 'inference lanes'
-  if name.startswith(('event_engine', 'grpc')):
-    return 'gRPC'
-  if name.startswith('tf_') or name == process_name:
+  part = cpu_time.learner_thread_part(pid, tid, name)
+  if part == 'TensorFlow' or (part == 'other' and name == process_name):
     return 'TF arithmetic'
-  return None
+  return None if part == 'other' else part
 
 
 def learner_cpu_s(pid: int) -> Dict[str, float]:

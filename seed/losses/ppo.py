@@ -21,6 +21,19 @@ def _check_clip(clip):
     raise ValueError(f'clip must be in (0, 1), got {clip}.')
 
 
+def clipped_surrogate(log_prob, old_log_prob, advantages, clip=0.2):
+  """[...] min(r * A, clip(r, 1 - clip, 1 + clip) * A) element by element, r =
+  exp(log_prob - old_log_prob); the arguments as ppo_clipped_loss's."""
+  _check_clip(clip)
+  log_prob = tf.convert_to_tensor(log_prob, dtype=tf.float32)
+  old_log_prob = tf.stop_gradient(tf.convert_to_tensor(old_log_prob, dtype=tf.float32))
+  advantages = tf.stop_gradient(tf.convert_to_tensor(advantages, dtype=tf.float32))
+  shapes.check_same_shapes(log_prob=log_prob, old_log_prob=old_log_prob, advantages=advantages)
+  ratio = tf.exp(log_prob - old_log_prob)
+  clipped_ratio = tf.clip_by_value(ratio, 1.0 - clip, 1.0 + clip)
+  return tf.minimum(ratio * advantages, clipped_ratio * advantages)
+
+
 def ppo_clipped_loss(log_prob, old_log_prob, advantages, clip=0.2):
   """-mean(min(r * A, clip(r, 1 - clip, 1 + clip) * A)), r = exp(log_prob - old_log_prob).
 
@@ -37,15 +50,7 @@ def ppo_clipped_loss(log_prob, old_log_prob, advantages, clip=0.2):
   Raises:
     ValueError: if the shapes differ or clip is outside (0, 1).
   """
-  _check_clip(clip)
-  log_prob = tf.convert_to_tensor(log_prob, dtype=tf.float32)
-  old_log_prob = tf.stop_gradient(tf.convert_to_tensor(old_log_prob, dtype=tf.float32))
-  advantages = tf.stop_gradient(tf.convert_to_tensor(advantages, dtype=tf.float32))
-  shapes.check_same_shapes(log_prob=log_prob, old_log_prob=old_log_prob, advantages=advantages)
-  ratio = tf.exp(log_prob - old_log_prob)
-  clipped_ratio = tf.clip_by_value(ratio, 1.0 - clip, 1.0 + clip)
-  surrogate = tf.minimum(ratio * advantages, clipped_ratio * advantages)
-  return -tf.reduce_mean(surrogate)
+  return -tf.reduce_mean(clipped_surrogate(log_prob, old_log_prob, advantages, clip))
 
 
 def ppo_diagnostics(log_prob, old_log_prob, clip=0.2):

@@ -205,3 +205,84 @@ def test_value_scale_divides_value_errors_and_advantages_by_hand():
   np.testing.assert_allclose(parts['policy_loss'], -log_pi[2] * 0.625, rtol=1e-5)
   np.testing.assert_allclose(parts['baseline_loss'], 0.5 * 0.5 * 0.625**2, rtol=1e-5)
   np.testing.assert_allclose(total, parts['policy_loss'] + parts['baseline_loss'], rtol=1e-6)
+
+
+# --- policy_clip: PPO's clipped surrogate on V-trace's advantage (APPO) ---
+
+
+def test_policy_clip_on_policy_by_hand():
+  # On-policy the ratio is 1 (its value; its gradient is that of log pi): the surrogate
+  # is A = r + gamma * vs_1 - V(x_0) = 1 + 0.9 * 0.5 - 0.2 = 1.25, with no log pi factor.
+  _, parts = _loss(policy_clip=0.1)
+  np.testing.assert_allclose(parts['policy_loss'], -1.25, rtol=1e-5)
+
+
+def test_policy_clip_off_policy_by_hand_clips_only_the_gain():
+  # pi(a) / mu(a) = 2 for the taken action: the V-trace advantage has no rho factor
+  # (rho-bar clips it to 1 in vs: vs_0 = V + min(1, 2) * 1.25 = 1.45, A = 1.25), and the
+  # surrogate takes min(2 * 1.25, 1.1 * 1.25) = 1.375.
+  target = np.log(np.array([[[0.2, 0.2, 0.6]]], np.float32))
+  behaviour = np.log(np.array([[[0.35, 0.35, 0.3]]], np.float32))
+  _, parts = _loss(policy_clip=0.1, target_logits=target, behaviour_logits=behaviour)
+  np.testing.assert_allclose(parts['policy_loss'], -1.1 * 1.25, rtol=1e-5)
+  # A negative advantage (-0.55 + 0.9 * 0.5 - 0.2 = -0.3) is not clipped on that side:
+  # min(2 * -0.3, 1.1 * -0.3) = -0.6.
+  _, parts = _loss(policy_clip=0.1, target_logits=target, behaviour_logits=behaviour,
+                   rewards=np.array([[-0.55]], np.float32))
+  np.testing.assert_allclose(parts['policy_loss'], 2.0 * 0.3, rtol=1e-5)
+
+
+def test_policy_clip_stops_the_gradient_past_the_clip():
+  behaviour = np.log(np.array([[[0.35, 0.35, 0.3]]], np.float32))
+  for taken_probability, moves in ((0.6, False), (0.31, True)):
+    rest = (1.0 - taken_probability) / 2
+    target = tf.Variable(np.log(np.array([[[rest, rest, taken_probability]]], np.float32)))
+    with tf.GradientTape() as tape:
+      policy_loss = loss_lib.impala_loss(
+          target_logits=target, behaviour_logits=behaviour, actions=np.array([[2]], np.int32),
+          values=np.array([[0.2]], np.float32), bootstrap_value=np.array([0.5], np.float32),
+          rewards=np.array([[1.0]], np.float32), discounts=np.array([[0.9]], np.float32),
+          truncated=None, baseline_cost=0.5, entropy_cost=0.0,
+          policy_clip=0.1).components['policy_loss']
+    gradient = tape.gradient(policy_loss, target).numpy()
+    assert np.any(gradient != 0.0) == moves, (taken_probability, gradient)
+
+
+def test_policy_clip_matches_a_slow_reference_loop():
+  rng = np.random.default_rng(1)
+  steps, envs, num_actions, clip = 5, 3, 4, 0.2
+  target = rng.normal(size=(steps, envs, num_actions)).astype(np.float32)
+  behaviour = (target + 0.3 * rng.normal(size=target.shape)).astype(np.float32)
+  actions = rng.integers(0, num_actions, (steps, envs)).astype(np.int32)
+  values = rng.normal(size=(steps, envs)).astype(np.float32)
+  bootstrap = rng.normal(size=envs).astype(np.float32)
+  rewards = rng.normal(size=(steps, envs)).astype(np.float32)
+  discounts = (0.9 * (rng.random((steps, envs)) > 0.2)).astype(np.float32)
+  truncated = rng.random((steps, envs)) > 0.85
+  loss = loss_lib.impala_loss(
+      target_logits=target, behaviour_logits=behaviour, actions=actions, values=values,
+      bootstrap_value=bootstrap, rewards=rewards, discounts=discounts, truncated=truncated,
+      baseline_cost=0.5, entropy_cost=0.01, lambda_=0.95, policy_clip=clip)
+  vs = loss.value_targets.numpy()
+  expected = 0.0
+  for b in range(envs):
+    for t in range(steps):
+      if truncated[t, b]:
+        continue
+      next_vs = vs[t + 1, b] if t + 1 < steps else bootstrap[b]
+      advantage = rewards[t, b] + discounts[t, b] * next_vs - values[t, b]
+      ratio = np.exp(_log_softmax(target[t, b])[actions[t, b]]
+                     - _log_softmax(behaviour[t, b])[actions[t, b]])
+      expected -= min(ratio * advantage,
+                      np.clip(ratio, 1 - clip, 1 + clip) * advantage) / envs
+  np.testing.assert_allclose(loss.components['policy_loss'], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_one_step_advantages_by_hand():
+  advantages = loss_lib.one_step_advantages(
+      vs=np.array([[1.0], [2.0]], np.float32), values=np.array([[0.5], [1.5]], np.float32),
+      bootstrap_value=np.array([3.0], np.float32),
+      rewards=np.array([[0.1], [0.2]], np.float32),
+      discounts=np.array([[0.9], [0.0]], np.float32), truncated=np.array([[False], [True]]))
+  # t=0: 0.1 + 0.9 * 2.0 - 0.5 = 1.4; t=1 truncated: 0.
+  np.testing.assert_allclose(advantages.numpy(), [[1.4], [0.0]], rtol=1e-6)

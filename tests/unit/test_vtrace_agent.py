@@ -268,6 +268,8 @@ def test_checkpoint_round_trip_restores_weights_and_optimizer(tmp_path):
      'VTraceConfig.num_minibatches = 5; accepted: a divisor of batch_unrolls = 32'),
     (CARTPOLE, dict(initializer='he'),
      "VTraceConfig.initializer = 'he'; accepted: one of 'glorot', 'orthogonal'"),
+    (CARTPOLE, dict(policy_clip=1.5),
+     r'VTraceConfig.policy_clip = 1.5; accepted: None or a number in \(0, 1\)'),
     (CARTPOLE, dict(unroll_torso_dtype='half'),
      "VTraceConfig.unroll_torso_dtype = 'half'; accepted: one of 'float32', 'bfloat16', 'auto'"),
 ])

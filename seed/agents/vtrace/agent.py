@@ -202,7 +202,7 @@ class VTraceAgent(categorical_acting.CategoricalActingAgent):
           clip_rho_threshold=config.clip_rho_threshold,
           clip_pg_rho_threshold=config.clip_pg_rho_threshold, lambda_=config.lambda_,
           normalize_advantages=config.normalize_advantages, value_scale=value_scale,
-          unroll_weights=shard.unroll_weights)
+          unroll_weights=shard.unroll_weights, policy_clip=config.policy_clip)
       return (loss.total_loss, dict(loss.components),
               (loss.unroll_priorities, loss.value_targets))
 

@@ -67,6 +67,12 @@ class VTraceConfig:
   normalize_advantages: bool = False
   """Scale each batch's policy-gradient advantages to mean 0, std 1 (as PPO does),
   so the entropy bonus keeps its weight whatever the rewards' scale."""
+  policy_clip: Optional[float] = None
+  """None: IMPALA's policy gradient. epsilon in (0, 1): PPO's clipped surrogate instead,
+  min(r A, clip(r, 1 - epsilon, 1 + epsilon) A) with r = pi / mu the ratio to the
+  actors' policy and A = r_t + gamma vs_{t+1} - V(x_t) the V-trace advantage (APPO,
+  as in Sample Factory and RLlib): a trust region for a batch trained over several
+  epochs."""
   clip_rho_threshold: Optional[float] = 1.0
   """V-trace rho-bar, > 0; None disables clipping."""
   clip_pg_rho_threshold: Optional[float] = 1.0
@@ -117,6 +123,9 @@ class VTraceConfig:
     checks.one_of(self, 'initializer', choices.INITIALIZERS)
     checks.one_of(self, 'use_lstm', (False, True))
     checks.one_of(self, 'normalize_advantages', (False, True))
+    if self.policy_clip is not None and not 0.0 < self.policy_clip < 1.0:
+      raise ValueError(f'VTraceConfig.policy_clip = {self.policy_clip!r}; accepted: None '
+                       'or a number in (0, 1), e.g. 0.1 (PPO on Atari)')
     checks.value_normalization(self)
     if self.value_normalization == 'popart' and self.normalize_advantages:
       raise ValueError(

@@ -15,6 +15,7 @@ from typing import Dict, NamedTuple
 import tensorflow as tf
 
 from seed.losses import distributions
+from seed.losses import ppo
 from seed.losses import vtrace
 
 
@@ -52,11 +53,27 @@ def normalized_advantages(advantages, truncated=None, epsilon=1e-8) -> tf.Tensor
   return valid * (advantages - mean) / (tf.sqrt(variance) + epsilon)
 
 
+def one_step_advantages(vs, values, bootstrap_value, rewards, discounts,
+                        truncated=None) -> tf.Tensor:
+  """[T, B] r_t + discounts_t * vs_{t+1} - v_t, vs_T = bootstrap_value, 0 where truncated
+  (x_{t+1} was never observed): V-trace's policy-gradient advantage without its
+  importance weight, gradient-stopped."""
+  vs = tf.convert_to_tensor(vs, tf.float32)
+  bootstrap_value = tf.convert_to_tensor(bootstrap_value, tf.float32)
+  vs_next = tf.concat([vs[1:], bootstrap_value[tf.newaxis]], axis=0)
+  advantages = (tf.convert_to_tensor(rewards, tf.float32)
+                + tf.convert_to_tensor(discounts, tf.float32) * vs_next
+                - tf.convert_to_tensor(values, tf.float32))
+  if truncated is not None:
+    advantages = tf.where(tf.cast(truncated, tf.bool), 0.0, advantages)
+  return tf.stop_gradient(advantages)
+
+
 def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_value,
                 rewards, discounts, truncated, baseline_cost, entropy_cost,
                 clip_rho_threshold=1.0, clip_pg_rho_threshold=1.0,
                 lambda_=1.0, normalize_advantages=False, value_scale=1.0,
-                unroll_weights=None) -> ImpalaLoss:
+                unroll_weights=None, policy_clip=None) -> ImpalaLoss:
   """IMPALA loss over T transitions of B unrolls, all time-major.
 
   Args:
@@ -84,6 +101,12 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
       0.5 * ((vs - mu) / sigma - n(x))^2, the loss on the normalised value.
     unroll_weights: [B] float or None: each unroll's terms are multiplied by its
       weight before the batch mean (a prioritized replay's importance weights).
+    policy_clip: None, or epsilon in (0, 1): the policy term is then PPO's clipped
+      surrogate on r_t = pi(a_t|x_t) / mu(a_t|x_t) (the ratio to the actors' policy)
+      with the one-step V-trace advantage A_t = r_t + discounts_t * vs_{t+1} - v_t (0
+      where truncated), which carries no importance weight of its own: the ratio is
+      the correction. policy_loss = -sum_t mean_b min(r A, clip(r, 1 - eps, 1 + eps) A)
+      / sigma. The value targets are V-trace's either way.
 
   Returns:
     ImpalaLoss(total_loss, components, value_targets), with scalar components
@@ -119,13 +142,22 @@ def impala_loss(target_logits, behaviour_logits, actions, values, bootstrap_valu
   # correct if the targets are constants, whatever the returns module does.
   vs = tf.stop_gradient(returns.vs)
   value_scale = tf.stop_gradient(tf.convert_to_tensor(value_scale, tf.float32))
-  pg_advantages = tf.stop_gradient(returns.pg_advantages) / value_scale
+  if policy_clip is None:
+    pg_advantages = tf.stop_gradient(returns.pg_advantages) / value_scale
+  else:
+    pg_advantages = one_step_advantages(vs, tf.stop_gradient(values), bootstrap_value,
+                                        rewards, discounts, truncated) / value_scale
   if normalize_advantages:
     pg_advantages = normalized_advantages(pg_advantages, truncated)
 
   if unroll_weights is not None:
     unroll_weights = tf.stop_gradient(tf.convert_to_tensor(unroll_weights, tf.float32))
-  policy_loss = _sum_time_mean_batch(-target_log_probs * pg_advantages, unroll_weights)
+  if policy_clip is None:
+    policy_terms = -target_log_probs * pg_advantages
+  else:
+    policy_terms = -ppo.clipped_surrogate(target_log_probs, behaviour_log_probs,
+                                          pg_advantages, policy_clip)
+  policy_loss = _sum_time_mean_batch(policy_terms, unroll_weights)
   value_errors = (vs - values) / value_scale
   baseline_loss = baseline_cost * _sum_time_mean_batch(0.5 * tf.square(value_errors),
                                                        unroll_weights)

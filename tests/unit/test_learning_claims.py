@@ -181,6 +181,8 @@ BREAKOUT_LIFE = 'learning_breakout_episodic_life.csv'
 PONG_LIFE = 'learning_pong_episodic_life.csv'
 PONG_LIFE_LABEL = 'V-trace, vtrace.gin with episodic_life, annealed over 10M, seed 0'
 BREAKOUT_LIFE_LABEL = 'V-trace, vtrace.gin with episodic_life, annealed over 20M, seed 0'
+BATTLEZONE_DIAGNOSIS = 'learning_battlezone_diagnosis.csv'
+BATTLEZONE_SHIPPED = 'V-trace, shipped vtrace.gin (annealed over 10M; stopped at 6.84M)'
 ACROBOT = 'learning_acrobot_vtrace_runs.csv'
 ACER_PONG = 'learning_pong_acer.csv'
 ACER_PONG_LABEL = 'ACER, gin/atari/acer.gin (Adam 2.5e-4)'
@@ -376,6 +378,14 @@ CLAIMS = [
     # HalfCheetah, the repeated runs.
     Claim(CHEETAH, 'PPO', '| 3,528; again {last|,.0f} |', window=32),
     Claim(CHEETAH, 'SAC', '| 7,364; again {last|,.0f} (last 10) |', window=10),
+    # BattleZone's diagnostics (Atari-5).
+    Claim(BATTLEZONE_DIAGNOSIS, BATTLEZONE_SHIPPED, '| shipped `vtrace.gin` | {at 1|,.0f} | '
+          '{at 2|,.0f} | 2.88 | uniform to 6.84M ({at 3|,.0f} at 3M, {at 5|,.0f} at 5M) |',
+          window=100),
+    Claim(BATTLEZONE_DIAGNOSIS, 'PPO, ppo.gin + episodic_life',
+          '| {at 1|,.0f} | **{at 2|,.0f}** | 2.68 at 1.5M |', window=100),
+    Claim(BATTLEZONE_DIAGNOSIS, 'V-trace + policy_clip 0.1 + normalize_advantages',
+          '| {at 1|,.0f} | **{at 2|,.0f}** | 2.79–2.82 |', window=100),
     # Football.
     Claim(FOOTBALL, FOOTBALL_LABEL, 'The mean of 100 episodes passed 1.9 at {cK 1.9}K frames',
           window=100),

@@ -299,6 +299,10 @@ CLAIMS = [
     # Breakout's diagnostics to 5M frames (its table's "mean of 100 at 5M" cells).
     Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_LIFE_5M, 'seed 0 | **{at 5|.1f}**', window=100),
     Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_BEFORE, '({at 5|.1f} before)', window=100),
+    Claim(BREAKOUT_DIAGNOSIS, '+ policy_clip 0.1 + normalize_advantages (2 x 4)',
+          '| {at 5|.1f} (48.2 without) |', window=100),
+    Claim(BREAKOUT_DIAGNOSIS, '+ policy_clip 0.1 + normalize_advantages (2 x 4)',
+          'Breakout keeps its curve to 5M: {at 5|.1f} at 5M against 48.2', window=100),
     Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_2X16, '| 2 × 16 | {last|.1f} at 3.4M', window=100),
     Claim(BREAKOUT_DIAGNOSIS, BREAKOUT_BEFORE, '({at 3.4|.1f} before at 3.4M)', window=100),
     # Breakout with episodic_life to 20M frames: the crossings, the references' frames, greedy.

@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from seed.agents.common import native_bfloat16
+from seed.agents.common import strided_conv
 from seed.agents.common.choices import TORSO_CHOICES, TORSO_DTYPES
 
 # (filters, kernel size, stride) of each convolution, then the dense layer's width.
@@ -155,9 +156,30 @@ def apply_torso(layers: Sequence[keras.layers.Layer], torso: str,
   needed.
   """
   x = torso_input(torso, observation_shape, observation, compute_dtype)
-  for layer in layers:
-    x = layer(x) if x.dtype == tf.float32 else _apply_layer_in(layer, x)
+  for index, layer in enumerate(layers):
+    if x.dtype != tf.float32:
+      x = _apply_layer_in(layer, x)
+    elif index == 0 and _is_strided_valid_conv(layer):
+      x = _apply_strided_input_conv(layer, x)
+    else:
+      x = layer(x)
   return tf.cast(x, tf.float32)
+
+
+def _is_strided_valid_conv(layer: keras.layers.Layer) -> bool:
+  """A built NHWC Conv2D of stride > 1, VALID padding and no dilation: the torsos' first
+  layer, whose kernel gradient seed.agents.common.strided_conv computes faster."""
+  return (isinstance(layer, keras.layers.Conv2D) and layer.built
+          and layer.padding == 'valid' and layer.data_format == 'channels_last'
+          and tuple(layer.dilation_rate) == (1, 1) and layer.strides[0] == layer.strides[1] > 1)
+
+
+def _apply_strided_input_conv(layer: keras.layers.Conv2D, x: tf.Tensor) -> tf.Tensor:
+  """`layer(x)`, its kernel's gradient by strided_conv (the same sum, another op)."""
+  y = strided_conv.conv2d_valid(x, tf.convert_to_tensor(layer.kernel), layer.strides[0])
+  if layer.use_bias:
+    y = tf.nn.bias_add(y, layer.bias)
+  return layer.activation(y)
 
 
 def torso_layer_outputs(layers: Sequence[keras.layers.Layer], torso: str,

@@ -1,0 +1,138 @@
+"""Where a V-trace update's time goes on this CPU: the Nature torso layer by layer, the
+first layer's kernel gradient both ways, and the whole train step.
+
+  python -m bench.torso_step                 # everything, about a minute on 2 cores
+  python -m bench.torso_step --parts layers  # matmul, layers, kernel gradient only
+
+Prints one JSON line: the CPU (bench/hardware.py), a float32 matmul's GFLOP/s (2048^3),
+each torso layer's forward and forward+backward milliseconds on a minibatch of 256
+frames (one of V-trace's 16 updates per batch in gin/atari/vtrace.gin), the first
+layer's kernel gradient as TensorFlow's Conv2DBackpropFilter and as
+seed.agents.common.strided_conv computes it, and the median of `--steps` V-trace train
+steps (gin/atari/vtrace.gin, 8 unrolls of 129 random Pong-sized frames, 18 actions).
+Run it with nothing else on the machine: docs/performance.md, "The first layer's kernel
+gradient".
+"""
+import argparse
+import json
+import time
+
+import numpy as np
+
+from bench import hardware
+
+MINIBATCH_FRAMES = 256
+
+
+def _seconds(fn, calls: int = 10) -> float:
+  fn()
+  fn()
+  start = time.perf_counter()
+  for _ in range(calls):
+    fn()
+  return (time.perf_counter() - start) / calls
+
+
+def matmul_gflops(size: int = 2048) -> float:
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  a = tf.random.normal([size, size])
+  b = tf.random.normal([size, size])
+  product = tf.function(lambda: tf.matmul(a, b))
+  return 2 * size ** 3 / _seconds(lambda: product().numpy(), 20) / 1e9
+
+
+def layer_ms():
+  """{layer: (forward ms, forward + backward ms)} for the Nature torso's layers."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  n = MINIBATCH_FRAMES
+  layers = [('conv_0', tf.keras.layers.Conv2D(32, 8, 4, activation='relu'), [n, 84, 84, 4]),
+            ('conv_1', tf.keras.layers.Conv2D(64, 4, 2, activation='relu'), [n, 20, 20, 32]),
+            ('conv_2', tf.keras.layers.Conv2D(64, 3, 1, activation='relu'), [n, 9, 9, 64]),
+            ('fc', tf.keras.layers.Dense(512, activation='relu'), [n, 3136])]
+  result = {}
+  for name, layer, shape in layers:
+    x = tf.random.uniform(shape)
+    layer(x)
+    forward = tf.function(lambda x=x, layer=layer: tf.reduce_sum(layer(x)))
+
+    def both(x=x, layer=layer, first=(name == 'conv_0')):
+      with tf.GradientTape() as tape:
+        if not first:  # the first layer's input is the frames: no gradient for it
+          tape.watch(x)
+        y = tf.reduce_sum(layer(x))
+      return tape.gradient(y, layer.trainable_variables + ([] if first else [x]))
+
+    both = tf.function(both)
+    result[name] = (round(1e3 * _seconds(lambda: forward().numpy()), 1),
+                    round(1e3 * _seconds(lambda: [g.numpy() for g in both()]), 1))
+  return result
+
+
+def kernel_gradient_ms():
+  """The first layer's kernel gradient on 256 frames: (TensorFlow's op, strided_conv) ms."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  from seed.agents.common import strided_conv  # pylint: disable=import-outside-toplevel
+  x = tf.random.uniform([MINIBATCH_FRAMES, 84, 84, 4])
+  dy = tf.random.normal([MINIBATCH_FRAMES, 20, 20, 32])
+  tensorflows = tf.function(lambda: tf.raw_ops.Conv2DBackpropFilter(
+      input=x, filter_sizes=[8, 8, 4, 32], out_backprop=dy, strides=[1, 4, 4, 1],
+      padding='VALID'))
+  forward = tf.function(lambda: strided_conv.kernel_gradient(x, dy, (8, 8), 4))
+  return (round(1e3 * _seconds(lambda: tensorflows().numpy()), 1),
+          round(1e3 * _seconds(lambda: forward().numpy()), 1))
+
+
+def vtrace_step_s(steps: int):
+  """Seconds of each of `steps` V-trace train steps of gin/atari/vtrace.gin (one traced first)."""
+  import gin  # pylint: disable=import-outside-toplevel
+  from seed import agents, types  # pylint: disable=import-outside-toplevel
+  from seed.envs import spec as spec_lib  # pylint: disable=import-outside-toplevel
+  agent_class = agents.agent_class('vtrace')
+  gin.parse_config_files_and_bindings(['gin/atari/vtrace.gin'], [], skip_unknown=True)
+  config = agent_class.config_class()
+  spec = spec_lib.EnvSpec((4, 84, 84), 'uint8', num_actions=18, frames_per_step=4)
+  agent = agent_class(spec, config)
+  rng = np.random.default_rng(0)
+  shape = (config.batch_unrolls, config.unroll_length + 1)
+  data = types.Steps(
+      observation=rng.integers(0, 256, shape + spec.observation_shape).astype(np.uint8),
+      reward=rng.normal(size=shape).astype(np.float32),
+      terminated=np.zeros(shape, bool), truncated=np.zeros(shape, bool),
+      action=rng.integers(0, spec.num_actions, shape).astype(np.int32),
+      policy_outputs={'logits': rng.normal(size=shape + (spec.num_actions,)).astype(np.float32)})
+  rows = shape[0]
+  sample = types.Sample(
+      ids=np.arange(rows, dtype=np.int64),
+      data=types.Unroll(steps=data, core_state=tuple(
+          np.asarray(x) for x in agent.initial_core_state(rows)),
+                        env_id=np.arange(rows, dtype=np.int64)),
+      weights=np.ones(rows, np.float32))
+  agent.train_step(sample)
+  times = []
+  for _ in range(steps):
+    start = time.perf_counter()
+    agent.train_step(sample)
+    times.append(round(time.perf_counter() - start, 3))
+  return times
+
+
+def main(argv=None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--parts', default='layers,step', help='layers, step or both')
+  parser.add_argument('--steps', type=int, default=5, help='V-trace train steps timed')
+  args = parser.parse_args(argv)
+  parts = set(args.parts.split(','))
+  result = {'cpu': hardware.describe()}
+  if 'layers' in parts:
+    result['matmul_gflops'] = round(matmul_gflops(), 1)
+    result['layer_ms_forward_and_both'] = layer_ms()
+    result['kernel_gradient_ms_tensorflow_and_strided_conv'] = kernel_gradient_ms()
+  if 'step' in parts:
+    times = vtrace_step_s(args.steps)
+    result['vtrace_step_s'] = times
+    result['vtrace_step_median_s'] = float(np.median(times))
+  print(json.dumps(result))
+
+
+if __name__ == '__main__':
+  main()

@@ -181,6 +181,9 @@ BREAKOUT_LIFE = 'learning_breakout_episodic_life.csv'
 PONG_LIFE = 'learning_pong_episodic_life.csv'
 PONG_LIFE_LABEL = 'V-trace, vtrace.gin with episodic_life, annealed over 10M, seed 0'
 BREAKOUT_LIFE_LABEL = 'V-trace, vtrace.gin with episodic_life, annealed over 20M, seed 0'
+PONG_APPO = 'learning_pong_appo.csv'
+PONG_APPO_LABEL = ('V-trace, vtrace.gin with policy_clip 0.1 and normalised advantages, '
+                   'annealed over 10M, seed 0')
 BATTLEZONE_DIAGNOSIS = 'learning_battlezone_diagnosis.csv'
 BATTLEZONE_SHIPPED = 'V-trace, shipped vtrace.gin (annealed over 10M; stopped at 6.84M)'
 ACROBOT = 'learning_acrobot_vtrace_runs.csv'
@@ -319,6 +322,10 @@ CLAIMS = [
     Claim(PONG_LIFE, PONG_LIFE_LABEL, '| seed 0, `episodic_life`, annealed over 10M | {c −15}M | '
           '{c 0}M | {c 10}M | {c 15}M | **{c 18}M** (0.82 h) | {last} ({best}) | **{e 10.0}** '
           '({emin 10.0} to {emax 10.0}) |'),
+    # Pong with the APPO settings in vtrace.gin (policy_clip, normalised advantages), stopped
+    # at 4.21M to be resumed.
+    Claim(PONG_APPO, PONG_APPO_LABEL, 'It reached −15 at {c −15}M frames (the file before: '
+          '3.38M) and was at {last} at {end}M'),
     Claim(BREAKOUT, BREAKOUT_PPO, '{em 2.11} at 2.1M, {em 4.7} at 4.7M, {em 7.85} at 7.8M, '
           '{em 10.9} at 10.9M, {em 13.23} at 13.2M, {em 16.3} at 16.3M, {em 19.43} at 19.4M, '
           'and the final checkpoint **{e 20.0/1}** ({emin 20.0/1} to {emax 20.0/1}), '

@@ -58,7 +58,8 @@ def step_flops(frames_forward: int, frames_backward: int, macs_per_frame: int) -
   return 2.0 * macs_per_frame * (frames_forward + 2 * frames_backward)
 
 
-def _median_s(fn, steps: int) -> float:
+def median_s(fn, steps: int) -> float:
+  """The median seconds of `steps` calls of `fn`, after one call that traces it."""
   fn()  # Traces (and compiles) first.
   times = []
   for _ in range(steps):
@@ -72,7 +73,7 @@ def matmul_gflops(tf, size: int = 2048, calls: int = 10, dtype: str = 'float32')
   a = tf.cast(tf.random.normal((size, size)), dtype)
   b = tf.cast(tf.random.normal((size, size)), dtype)
   matmul = tf.function(lambda: tf.reduce_sum(tf.matmul(a, b)))
-  seconds = _median_s(lambda: matmul().numpy(), calls)
+  seconds = median_s(lambda: matmul().numpy(), calls)
   return 2 * size ** 3 / seconds / 1e9
 
 
@@ -133,11 +134,11 @@ def run(steps: int, jit_compile: bool, intra_op_threads: int, gin_bindings=()) -
     return lambda: tf.nest.map_structure(lambda t: t.numpy(), fn())
 
   timings = {
-      'train step': _median_s(lambda: agent.train_step(sample), steps),
-      'online burn-in': _median_s(numpy_of(burn_in), steps),
-      'online trained': _median_s(numpy_of(trained_forward), steps),
-      'target': _median_s(numpy_of(target_all), steps),
-      'fwd + bwd': _median_s(numpy_of(forward_backward), steps),
+      'train step': median_s(lambda: agent.train_step(sample), steps),
+      'online burn-in': median_s(numpy_of(burn_in), steps),
+      'online trained': median_s(numpy_of(trained_forward), steps),
+      'target': median_s(numpy_of(target_all), steps),
+      'fwd + bwd': median_s(numpy_of(forward_backward), steps),
   }
   macs = nature_dueling_lstm_macs(spec.num_actions, cfg.lstm_size, cfg.head_hidden_size)
   trained_frames = rows * (length - burn)

@@ -20,25 +20,10 @@ import time
 import numpy as np
 
 from bench import hardware
+from bench.r2d2_step import matmul_gflops, median_s
 
 MINIBATCH_FRAMES = 256
-
-
-def _seconds(fn, calls: int = 10) -> float:
-  fn()
-  fn()
-  start = time.perf_counter()
-  for _ in range(calls):
-    fn()
-  return (time.perf_counter() - start) / calls
-
-
-def matmul_gflops(size: int = 2048) -> float:
-  import tensorflow as tf  # pylint: disable=import-outside-toplevel
-  a = tf.random.normal([size, size])
-  b = tf.random.normal([size, size])
-  product = tf.function(lambda: tf.matmul(a, b))
-  return 2 * size ** 3 / _seconds(lambda: product().numpy(), 20) / 1e9
+CALLS = 10  # timed calls of each piece (their median)
 
 
 def layer_ms():
@@ -63,8 +48,8 @@ def layer_ms():
       return tape.gradient(y, layer.trainable_variables + ([] if first else [x]))
 
     both = tf.function(both)
-    result[name] = (round(1e3 * _seconds(lambda: forward().numpy()), 1),
-                    round(1e3 * _seconds(lambda: [g.numpy() for g in both()]), 1))
+    result[name] = (round(1e3 * median_s(lambda: forward().numpy(), CALLS), 1),
+                    round(1e3 * median_s(lambda: [g.numpy() for g in both()], CALLS), 1))
   return result
 
 
@@ -78,20 +63,19 @@ def kernel_gradient_ms():
       input=x, filter_sizes=[8, 8, 4, 32], out_backprop=dy, strides=[1, 4, 4, 1],
       padding='VALID'))
   forward = tf.function(lambda: strided_conv.kernel_gradient(x, dy, (8, 8), 4))
-  return (round(1e3 * _seconds(lambda: tensorflows().numpy()), 1),
-          round(1e3 * _seconds(lambda: forward().numpy()), 1))
+  return (round(1e3 * median_s(lambda: tensorflows().numpy(), CALLS), 1),
+          round(1e3 * median_s(lambda: forward().numpy(), CALLS), 1))
 
 
 def vtrace_step_s(steps: int):
   """Seconds of each of `steps` V-trace train steps of gin/atari/vtrace.gin (one traced first)."""
-  import gin  # pylint: disable=import-outside-toplevel
-  from seed import agents, types  # pylint: disable=import-outside-toplevel
+  from seed import agents, config as config_lib, types  # pylint: disable=import-outside-toplevel
   from seed.envs import spec as spec_lib  # pylint: disable=import-outside-toplevel
-  agent_class = agents.agent_class('vtrace')
-  gin.parse_config_files_and_bindings(['gin/atari/vtrace.gin'], [], skip_unknown=True)
-  config = agent_class.config_class()
+  agents.register_gin_configurables('vtrace')
+  config_lib.parse_gin(['gin/atari/vtrace.gin'], [])
   spec = spec_lib.EnvSpec((4, 84, 84), 'uint8', num_actions=18, frames_per_step=4)
-  agent = agent_class(spec, config)
+  agent = agents.agent_class('vtrace')(env_spec=spec)
+  config = agent.config
   rng = np.random.default_rng(0)
   shape = (config.batch_unrolls, config.unroll_length + 1)
   data = types.Steps(
@@ -124,7 +108,8 @@ def main(argv=None) -> None:
   parts = set(args.parts.split(','))
   result = {'cpu': hardware.describe()}
   if 'layers' in parts:
-    result['matmul_gflops'] = round(matmul_gflops(), 1)
+    import tensorflow as tf  # pylint: disable=import-outside-toplevel
+    result['matmul_gflops'] = round(matmul_gflops(tf), 1)
     result['layer_ms_forward_and_both'] = layer_ms()
     result['kernel_gradient_ms_tensorflow_and_strided_conv'] = kernel_gradient_ms()
   if 'step' in parts:

@@ -10,7 +10,7 @@ at nearly the same pace, so the error is a fraction of one progress interval per
 import csv
 import glob
 import os
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Callable, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -19,8 +19,8 @@ FILE_GLOB = 'env_*.csv'
 
 
 class Episode(NamedTuple):
-  """One training episode: every env's frames when it ended, the seconds from the
-  system's launch to its end, its (unclipped) return."""
+  """One training episode: every env's frames when it ended, the seconds of the system's
+  run to its end (from its launch, over all its segments), its (unclipped) return."""
   env_frames: int
   wall_s: float
   episode_return: float
@@ -66,9 +66,10 @@ class Snapshot(NamedTuple):
   last_epoch_s: Optional[float]
 
 
-def read_episodes(episode_dir: str, launched_epoch_s: float) -> Snapshot:
-  """All envs' episodes in `episode_dir`, each with all envs' frames at its end and
-  its time from `launched_epoch_s` (the system's launch)."""
+def read_episodes(episode_dir: str, run_s: Callable[[float], float]) -> Snapshot:
+  """All envs' episodes in `episode_dir`, each with all envs' frames at its end and its
+  time on the run's clock, `run_s(epoch seconds)` (Segments.bench_s). A resumed peer's
+  envs write new files: frames add up over every sitting's."""
   envs = [lines for path in sorted(glob.glob(os.path.join(episode_dir, FILE_GLOB)))
           if (lines := read_env_file(path)) is not None]
   if not envs:
@@ -79,7 +80,7 @@ def read_episodes(episode_dir: str, launched_epoch_s: float) -> Snapshot:
   for env in envs:
     # Before an env's first line: none of its frames yet; after its last: all of them.
     total += np.interp(at, env.times, env.frames, left=0.0, right=env.frames[-1])
-  episodes = [Episode(int(round(frames)), round(t - launched_epoch_s, 3), value)
+  episodes = [Episode(int(round(frames)), round(run_s(t), 3), value)
               for (t, _, value), frames in zip(ended, total)]
   return Snapshot(episodes, int(sum(env.frames[-1] for env in envs)),
                   max(float(env.times[-1]) for env in envs))

@@ -5,6 +5,7 @@ with seed's: it imports the standard library, gymnasium and the peer, nothing of
 
   PEER_PYTHON bench/peer_launch.py sample_factory --algo=APPO --env=atari_pong ...
   PEER_PYTHON bench/peer_launch.py rl_zoo3 --algo ppo --env PongNoFrameskip-v4 ...
+  PEER_PYTHON bench/peer_launch.py rl_zoo3 ... -i SAVED.zip -n REST   # a resume
 
 The arguments after the peer's name are its own command line. With SEED_BENCH_EPISODE_DIR
 set, every Atari env the peer builds with `gymnasium.make` is wrapped, right around the
@@ -137,9 +138,30 @@ def main(argv) -> int:
   if peer == 'sample_factory':
     from sf_examples.atari.train_atari import main as train  # pylint: disable=import-outside-toplevel
     return train()
+  if {'-i', '--trained-agent'} & set(sys.argv):
+    continue_step_counter()
   from rl_zoo3.train import train  # pylint: disable=import-outside-toplevel
   train()
   return 0
+
+
+def continue_step_counter() -> None:
+  """Makes a resumed RL Zoo run go on where it stopped.
+
+  RL Zoo's -i loads the saved model and calls its learn(n), which starts SB3's step
+  counter at 0 again, and with it the linear schedules of the learning rate and the clip
+  range (they follow the fraction of the budget left). With reset_num_timesteps=False,
+  SB3's own way to continue a run, the counter goes on from the save and the budget is
+  n more steps: given the rest of the budget (the bench's -n), the schedules continue
+  as in one unbroken run."""
+  from stable_baselines3 import PPO  # pylint: disable=import-outside-toplevel
+  learn = PPO.learn
+
+  def continued(self, *args, **kwargs):
+    kwargs['reset_num_timesteps'] = False
+    return learn(self, *args, **kwargs)
+
+  PPO.learn = continued
 
 
 # At import, in the launching process and in every spawned child (see the module doc).

@@ -4,11 +4,23 @@ each until the mean of its last 20 training episodes reaches +18 or a cap.
   python -m bench.time_to_target                       # every system, 4 h or 20M frames each
   python -m bench.time_to_target --systems seed_vtrace,sample_factory --cap_hours 0.05
   python -m bench.time_to_target --install             # make the peers' venvs first
+  python -m bench.time_to_target --stop_after_hours 2.5  # a sitting; again: it resumes
+
+A system may need more wall time than a sitting gives (4 h against a 3-h loan of a
+machine). The runs live in --workdir (runs/time_to_target), a folder per system: the
+bench stopped by --stop_after_hours, SIGTERM or Ctrl-C stops the running system as it
+saves itself (seed's learner checkpoints on SIGTERM, Sample Factory and RL Zoo save on
+SIGINT) and the same command later resumes it there (seed from its run directory,
+Sample Factory with --restart_behavior=resume, RL Zoo with -i and the rest of its step
+budget, its step counter and so its schedules going on) and then runs the systems after
+it; a system whose run ended is reported again, not rerun (a new --workdir runs all
+again). A system's wall time is its sittings' added up, each with its own start-up
+(bench/time_to_target_segments.py).
 
 What users wait for is the time from the command to a trained agent, where throughput and
 sample efficiency meet (issue 69). Run it with nothing else on the machine: the systems
 share its cores with whatever else runs. Every training episode of every system (env
-frames, seconds from its launch, return) goes into one curve file in seed's format
+frames, seconds of its run from its launch, return) goes into one curve file in seed's format
 (`label,role,seed,env_frames,wall_s,episode_return`, as `seed plot --save_data` writes;
 `--csv`, default docs/figures/time_to_target_pong.csv; a rerun of some systems replaces
 only their rows), drawn as return against frames and against wall time (`--png`;
@@ -67,12 +79,15 @@ not installed is reported with how to install it (`--install`, or python -m
 bench.peer_venv NAME), one that crashes with its log's last lines, and the others run.
 """
 import argparse
+import glob
+import json
 import os
 import re
 import shlex
 import sys
-import tempfile
-from typing import Dict, List, Tuple
+import time
+import zipfile
+from typing import Dict, List, Optional, Tuple
 
 from bench import hardware
 from bench import peer_sample_factory
@@ -87,6 +102,8 @@ SYSTEMS = ('seed_vtrace', 'seed_ppo', 'sample_factory', 'sb3_ppo', 'pufferlib')
 LAYOUTS = {'seed_vtrace': (2, 4), 'seed_ppo': (2, 4), 'sample_factory': (2, 16),
            'sb3_ppo': (1, 8), 'pufferlib': (1, 8)}
 FRAME_SKIP = 4  # RL Zoo's steps are agent steps; the caps are frames.
+SB3_ENV = 'PongNoFrameskip-v4'
+WORKDIR = os.path.join('runs', 'time_to_target')
 
 
 def _sample_factory_arguments(workers: int, envs: int, extra: List[str]):
@@ -96,17 +113,37 @@ def _sample_factory_arguments(workers: int, envs: int, extra: List[str]):
             f'--worker_num_splits={2 if envs % 2 == 0 else 1}', '--async_rl=True',
             f'--train_for_env_steps={caps.frames}', '--experiment=pong',
             f'--train_dir={os.path.join(folder, "train_dir")}',
-            '--restart_behavior=overwrite', '--with_wandb=False', *extra]
+            '--restart_behavior=resume', '--with_wandb=False', *extra]
   return arguments
 
 
 def _sb3_arguments(envs: int, extra: List[str]):
   def arguments(caps: report.Caps, folder: str) -> List[str]:
-    return ['rl_zoo3', '--algo', 'ppo', '--env', 'PongNoFrameskip-v4',
-            '-n', str(caps.frames // FRAME_SKIP), '--eval-freq', '-1', '--seed', '0',
-            '--device', 'cpu', '--vec-env', 'dummy', '--log-interval', '10',
-            '-f', os.path.join(folder, 'logs'), *extra, '--hyperparams', f'n_envs:{envs}']
+    logs = os.path.join(folder, 'logs')
+    steps, resume = caps.frames // FRAME_SKIP, []
+    saved = sb3_saved_model(logs)
+    if saved is not None:  # Resume: the rest of the budget, from the last save.
+      model, done = saved
+      steps, resume = max(1, steps - done), ['-i', model]
+    return ['rl_zoo3', '--algo', 'ppo', '--env', SB3_ENV, '-n', str(steps), *resume,
+            '--eval-freq', '-1', '--seed', '0', '--device', 'cpu', '--vec-env', 'dummy',
+            '--log-interval', '10', '-f', logs, *extra, '--hyperparams', f'n_envs:{envs}']
   return arguments
+
+
+def sb3_saved_model(logs: str) -> Optional[Tuple[str, int]]:
+  """(path, agent steps) of the newest model RL Zoo saved under `logs` (it saves on
+  SIGINT, which the bench stops it with, and at its budget's end); None before any.
+
+  The steps are SB3's num_timesteps, from the save's `data` member: JSON (SB3's own
+  format), read without unpickling anything."""
+  paths = glob.glob(os.path.join(logs, 'ppo', f'{SB3_ENV}_*', f'{SB3_ENV}.zip'))
+  if not paths:
+    return None
+  path = max(paths, key=os.path.getmtime)
+  with zipfile.ZipFile(path) as archive:
+    data = json.loads(archive.read('data'))
+  return path, int(data['num_timesteps'])
 
 
 def build_systems(names, layouts: Dict[str, Tuple[int, int]],
@@ -147,15 +184,21 @@ def build_systems(names, layouts: Dict[str, Tuple[int, int]],
   return systems
 
 
-def run(systems, caps: report.Caps, workdir: str, csv_path: str, png_path: str) -> int:
+def run(systems, caps: report.Caps, workdir: str, csv_path: str, png_path: str,
+        pause_at_epoch_s: Optional[float] = None) -> int:
   """Runs each system in turn, rewriting the curve file, figure and table after each
-  (a long run stopped half way keeps what it finished); prints the table at the end."""
+  (a long run stopped half way keeps what it finished); prints the table at the end.
+
+  A system whose run ended in an earlier sitting (its folder under `workdir` says so) is
+  reported again without running. The sitting ends at `pause_at_epoch_s` or at SIGTERM or
+  Ctrl-C: the running system is stopped as it saves itself and reported 'paused', the
+  ones after it are left for the next sitting, which the same command starts."""
   hardware_line = hardware.describe()
   results = []
   for system in systems:
     print(f'== {system.label}: {system.config}, {system.layout}; caps '
           f'{caps.wall_text()} or {caps.frames_text()}', flush=True)
-    result = system.run(caps, workdir)
+    result = system.run(caps, workdir, pause_at_epoch_s=pause_at_epoch_s)
     print(report.table_row(result, caps), flush=True)
     results.append(result)
     lines = report.table(results, caps, hardware_line)
@@ -167,8 +210,15 @@ def run(systems, caps: report.Caps, workdir: str, csv_path: str, png_path: str) 
       report.draw(csv_path, png_path, caps, hardware_line)
       if kept:
         print(f'kept from {csv_path}: {", ".join(kept)}', flush=True)
+    if result.status == 'paused':
+      break
   print('\n'.join(report.table(results, caps, hardware_line)))
   print(f'curves: {csv_path}; figure: {png_path}; runs: {workdir}')
+  if results and results[-1].status == 'paused':
+    left = [s.label for s in systems[len(results):]]
+    print(f'paused: {results[-1].label} resumes from its own save'
+          + (f', then {", ".join(left)}' if left else '')
+          + f' when this command runs again with --workdir {workdir}')
   return 0
 
 
@@ -196,7 +246,11 @@ def main(argv=None) -> int:
   parser.add_argument('--window', type=int, default=20, help='episodes in the mean')
   parser.add_argument('--csv', default=CSV, help='the curve file (the table: its .md)')
   parser.add_argument('--png', default=PNG, help="the figure (seed plot's)")
-  parser.add_argument('--workdir', help='where the runs go (default: a new temp folder)')
+  parser.add_argument('--workdir', default=WORKDIR,
+                      help='where the runs go; a run found there resumes or is reported')
+  parser.add_argument('--stop_after_hours', type=float,
+                      help='end this sitting after so many hours (the running system '
+                      'saves and is reported paused; run again to resume)')
   parser.add_argument('--layout', action='append', default=[], metavar='NAME=AxE',
                       help='actors (workers) × envs for a system, e.g. seed_vtrace=2x16')
   parser.add_argument('--extra', action='append', default=[], metavar="NAME='FLAGS'",
@@ -228,8 +282,11 @@ def main(argv=None) -> int:
           venv.install()
         except RuntimeError as error:
           print(f'{system.label}: {error}', flush=True)
-  workdir = args.workdir or tempfile.mkdtemp(prefix='seed-time-to-target-')
-  return run(systems, caps, workdir, args.csv, args.png)
+  if args.stop_after_hours is not None and args.stop_after_hours <= 0:
+    parser.error(f'--stop_after_hours={args.stop_after_hours}; expected a positive number')
+  pause_at = (None if args.stop_after_hours is None
+              else time.time() + args.stop_after_hours * 3600)
+  return run(systems, caps, args.workdir, args.csv, args.png, pause_at)
 
 
 if __name__ == '__main__':

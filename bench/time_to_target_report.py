@@ -12,7 +12,7 @@ import numpy as np
 from bench.peer_episodes import Episode
 from seed.experiments import plotting
 
-STATUSES = ('reached', 'cap', 'crashed', 'not installed')
+STATUSES = ('reached', 'cap', 'crashed', 'not installed', 'paused')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,9 +41,10 @@ class Result:
   """How one system's run went.
 
   status: 'reached' (the target), 'cap' (stopped by a cap: `stopped_by` says which),
-  'crashed' (`detail`: its log's last lines), 'not installed' (`detail`: how to install).
+  'crashed' (`detail`: its log's last lines), 'not installed' (`detail`: how to install),
+  'paused' (the bench's sitting ended first: it resumes in the next).
   episodes: every training episode, in order of its end. env_frames, wall_s: the run's
-  frames and seconds from launch when it stopped.
+  frames and seconds (its sittings' added up) when it stopped.
   """
   label: str
   config: str
@@ -105,6 +106,10 @@ def table_row(result: Result, caps: Caps) -> str:
   elif result.status == 'not installed':
     frames = wall = 'not installed'
     rate = '—'
+  elif result.status == 'paused':
+    frames = f'paused at {frames_text(result.env_frames)} (resumes)'
+    wall = f'paused after {duration(result.wall_s)}'
+    rate = _rate(result.env_frames, result.wall_s)
   elif result.status == 'crashed':
     frames = f'crashed at {frames_text(result.env_frames)}'
     wall = f'crashed after {duration(result.wall_s)}'

@@ -171,10 +171,9 @@ def train(env: str, agent: str, num_actors: int = 2, num_envs: int = 4,
   except RuntimeError as e:
     raise RuntimeError(f'the learner exited with {learner.returncode} before serving: '
                        f'{local_processes.learner_last_line(logdir)}') from e
-  actors = [local_processes.start_actor(
-      actor_id, num_envs, port, gin_flags + [f'--seed={seed}'] + list(actor_flags),
-      log_path=RunDir(logdir).actor_log(actor_id), append=True,
-      address=actor_address) for actor_id in range(num_actors)]
+  actors = local_processes.start_actors(
+      logdir, num_actors, num_envs, port, gin_flags + [f'--seed={seed}'] + list(actor_flags),
+      actor_address, append=True)
   return TrainingRun(logdir, learner, actors)
 
 

@@ -47,11 +47,9 @@ def run(name: str, run_dir: str, resolved: Resolved) -> Outcome:
     except RuntimeError:
       return Outcome('failed', f'the learner exited with {learner.returncode} before serving: '
                      f'{local_processes.learner_last_line(run_dir)}')
-    for actor_id in range(resolved.num_actors):
-      actors.append(local_processes.start_actor(
-          actor_id, resolved.num_envs, port, resolved.actor_args(),
-          log_path=RunDir(run_dir).actor_log(actor_id), append=True,
-          address=actor_address))
+    actors += local_processes.start_actors(run_dir, resolved.num_actors, resolved.num_envs,
+                                           port, resolved.actor_args(), actor_address,
+                                           append=True)
     code = local_processes.wait_learner(learner, actors, poll_s=POLL_S)
   finally:
     local_processes.stop(actors)

@@ -138,6 +138,16 @@ def start_actor(actor_id: int, num_envs: int, port: int, flags: Sequence[str],
                             cwd=REPO)
 
 
+def start_actors(logdir: str, num_actors: int, num_envs: int, port: int,
+                 flags: Sequence[str], address: Optional[str] = None,
+                 append: bool = False) -> List[subprocess.Popen]:
+  """The run's `num_actors` actors (ids 0, 1, ...), `num_envs` envs each, every one
+  logging to its own file of the run directory (RunDir.actor_log); start_actor's
+  `port`, `address` and `append`."""
+  return [start_actor(actor_id, num_envs, port, flags, log_path=RunDir(logdir).actor_log(actor_id),
+                      append=append, address=address) for actor_id in range(num_actors)]
+
+
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
   """Inside it, SIGTERM to this process raises SystemExit(143) in the main thread, so

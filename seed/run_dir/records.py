@@ -22,6 +22,7 @@ class TrainingEpisode(NamedTuple):
   wall_time_s: float  # as the learner that played it logged it (each start counts from 0)
   training_s: float  # wall_time_s summed over the learner's starts: training time
   seed_index: int = 0  # which of --num_seeds seeds played it
+  learner_start: int = 0  # which of the learner's starts logged it (0: the first)
 
 
 class Progress(NamedTuple):
@@ -52,16 +53,18 @@ def read_training_episodes(logdir: str) -> List[TrainingEpisode]:
     return []
   episodes: List[TrainingEpisode] = []
   offset_s = last_s = 0.0
+  start = 0
   for row in _whole_rows(path):
     wall_s, frames = float(row['wall_time_s']), int(row['env_frames'])
     if wall_s + offset_s < last_s:  # A resumed learner's clock restarted.
       episodes = [e for e in episodes if e.env_frames < frames]
       offset_s = episodes[-1].training_s if episodes else 0.0
+      start += 1
     last_s = wall_s + offset_s
     episodes.append(TrainingEpisode(
         env_frames=frames, episode_return=float(row['episode_return']),
         episode_steps=int(row['episode_steps']), wall_time_s=wall_s, training_s=last_s,
-        seed_index=int(row.get(SEED_COLUMN) or 0)))
+        seed_index=int(row.get(SEED_COLUMN) or 0), learner_start=start))
   return episodes
 
 

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -51,7 +52,7 @@ def test_sample_factory_workers_files_add_up_every_envs_frames(tmp_path):
     f.write('1011.0,1100')
   value = bench_value(f"""
 from bench import peer_episodes
-snap = peer_episodes.read_episodes({str(tmp_path)!r}, launched_epoch_s=998.0)
+snap = peer_episodes.read_episodes({str(tmp_path)!r}, lambda epoch_s: epoch_s - 998.0)
 value = [snap.episodes, snap.env_frames, snap.last_epoch_s]""")
   episodes, total, last = value
   assert len(episodes) == 4 and total == 4000 and last == pytest.approx(1010.01)
@@ -85,7 +86,7 @@ for env in envs[:2]:
     n, total, done = n + 1, total + reward, terminated or truncated
   steps.append((n, total))
   env.close()
-snap = peer_episodes.read_episodes({str(tmp_path)!r}, 0.0)
+snap = peer_episodes.read_episodes({str(tmp_path)!r}, lambda epoch_s: epoch_s)
 value = [steps, [[e.env_frames, e.episode_return] for e in snap.episodes], snap.env_frames,
          sorted(os.listdir({str(tmp_path)!r})), type(envs[2]).__name__]""")
   steps, episodes, total, files, cartpole = value
@@ -97,9 +98,37 @@ value = [steps, [[e.env_frames, e.episode_return] for e in snap.episodes], snap.
   assert max(e[0] for e in episodes) == total
 
 
-def test_seed_episodes_are_timed_from_the_launch(tmp_path):
+def test_seed_episodes_are_timed_on_the_run_clock_over_its_sittings(tmp_path):
+  # Two sittings: launched at 1,000,000 and stopped at +200 s; launched again at
+  # 1,005,000 (the gap does not count) and stopped at +100 s. Each learner starts its
+  # clock 30 s and 20 s after its launch; the second resumed from a checkpoint at 6,000
+  # frames, so the first's episode that ended at 8,000 was thrown away.
+  run = tmp_path / 'run'
+  run.mkdir()
+  (run / 'episodes.csv').write_text(
+      'env_frames,episode_return,episode_steps,wall_time_s\n'
+      '4000,-21,1000,100.0\n8000,-20,1000,150.0\n'   # the first learner
+      '7000,-19,1000,40.0\n')                          # the second, from 6,000 frames
+  (run / 'segments.json').write_text(json.dumps({'segments': [
+      {'start_epoch_s': 1_000_000.0, 'end_epoch_s': 1_000_200.0,
+       'clock_start_epoch_s': 1_000_030.0},
+      {'start_epoch_s': 1_005_000.0, 'end_epoch_s': 1_005_100.0,
+       'clock_start_epoch_s': 1_005_020.0}], 'outcome': None}))
+  value = bench_value(f"""
+from bench import time_to_target_runs as runs
+from bench.time_to_target_segments import Segments
+segments = Segments({str(run)!r})
+value = [runs.seed_episodes({str(run)!r}, segments), segments.elapsed_s(),
+         segments.bench_s(1_002_000.0)]""")
+  episodes, elapsed_s, in_the_gap_s = value
+  assert episodes == [[4000, pytest.approx(130.0), -21.0], [7000, pytest.approx(260.0), -19.0]]
+  assert elapsed_s == pytest.approx(300.0) and in_the_gap_s == pytest.approx(200.0)
+
+
+def test_the_clock_start_is_read_off_the_last_write(tmp_path):
   # The learner's clock starts after the launch; its file's last write (mtime) less the
-  # last line's time is that start: here 30 s after the launch.
+  # last line's time is that start: here 30 s after the launch. A file last written
+  # before the segment began belongs to an earlier learner: no start yet.
   run = tmp_path / 'run'
   run.mkdir()
   episodes = run / 'episodes.csv'
@@ -108,8 +137,9 @@ def test_seed_episodes_are_timed_from_the_launch(tmp_path):
   os.utime(episodes, (1_000_000.0, 1_000_000.0))  # written at 1,000,000 = start + 150
   value = bench_value(f"""
 from bench import time_to_target_runs as runs
-value = runs.seed_episodes({str(run)!r}, launched_epoch_s=1_000_000.0 - 150 - 30)""")
-  assert value == [[4000, pytest.approx(130.0), -21.0], [8000, pytest.approx(180.0), -20.0]]
+value = [runs._clock_start({str(run)!r}, 1_000_000.0 - 150 - 30),
+         runs._clock_start({str(run)!r}, 1_000_001.0)]""")
+  assert value == [pytest.approx(1_000_000.0 - 150), None]
 
 
 def test_the_table_has_a_row_for_every_system_and_says_not_by_its_cap(tmp_path):
@@ -191,8 +221,8 @@ class StandIn:
   def __init__(self, label, episode_return):
     self.label, self.config, self.layout = label, 'stand-in', '1 × 1'
     self.episode_return = episode_return
-  def run(self, caps, workdir):
-    folder = runs.run_folder(workdir, self.label)
+  def run(self, caps, workdir, pause_at_epoch_s=None):
+    folder = runs.system_folder(workdir, self.label)
     return runs.run_command(self.label, self.config, self.layout,
                             [sys.executable, {str(script)!r}, str(self.episode_return)],
                             caps, folder, poll_s=0.2)
@@ -223,6 +253,88 @@ value = open({str(csv_path)[:-4] + '.md'!r}).read()""")
   for pid_file in (tmp_path / 'runs').glob('*/pid'):
     with pytest.raises(ProcessLookupError):
       os.kill(int(pid_file.read_text()), 0)
+
+
+# A peer that saves on SIGINT and resumes: each sitting counts itself in its folder and
+# writes a new env file (as a resumed peer's new envs do), an episode of 1,000 frames every
+# 0.1 s, returning argv[1] in its first sitting and argv[2] after.
+_RESUMABLE = '''
+import os, signal, sys, time
+sitting = int(open('sittings').read()) + 1 if os.path.exists('sittings') else 1
+open('sittings', 'w').write(str(sitting))
+def save(signum, frame):
+  open('saved', 'a').write(f'{sitting}\\n')
+  sys.exit(0)
+signal.signal(signal.SIGINT, save)
+episode_return = float(sys.argv[1] if sitting == 1 else sys.argv[2])
+path = os.path.join(os.environ['SEED_BENCH_EPISODE_DIR'], f'env_{os.getpid()}_0.csv')
+with open(path, 'w', buffering=1) as f:
+  f.write('wall_epoch_s,env_frames,episode_return\\n' + f'{time.time()},0,\\n')
+  for i in range(1, 3000):
+    time.sleep(0.1)
+    f.write(f'{time.time()},{1000 * i},{episode_return}\\n')
+'''
+
+
+def test_a_paused_run_resumes_on_its_own_clock_and_an_ended_one_is_not_rerun(tmp_path):
+  script, good = tmp_path / 'resumable.py', tmp_path / 'stand_in.py'
+  script.write_text(_RESUMABLE)
+  good.write_text(_STAND_IN)
+  workdir, csv_path = tmp_path / 'runs', tmp_path / 'ttt.csv'
+  sitting = f"""
+import time
+from bench import time_to_target, time_to_target_report as report
+from bench import time_to_target_runs as runs
+
+class StandIn:
+  def __init__(self, label, command):
+    self.label, self.config, self.layout, self.command = label, 'stand-in', '1 × 1', command
+  def run(self, caps, workdir, pause_at_epoch_s=None):
+    return runs.run_command(self.label, self.config, self.layout, self.command, caps,
+                            runs.system_folder(workdir, self.label), poll_s=0.2,
+                            pause_at_epoch_s=pause_at_epoch_s)
+
+systems = [StandIn('resumable peer', [sys.executable, {str(script)!r}, '-20', '21']),
+           StandIn('good peer', [sys.executable, {str(good)!r}, '21'])]
+caps = report.Caps(wall_s=60, frames=10**9, target=18, window=5)
+"""
+  def run_sitting(pause_after_s):
+    pause = 'None' if pause_after_s is None else f'time.time() + {pause_after_s}'
+    return bench_value(sitting + f"""
+time_to_target.run(systems, caps, {str(workdir)!r}, {str(csv_path)!r},
+                   {str(tmp_path / 'ttt.png')!r}, pause_at_epoch_s={pause})
+value = open({str(csv_path)[:-4] + '.md'!r}).read()""")
+
+  def rows(table):
+    return {line.split('|')[1].strip(): line for line in table.splitlines()
+            if line.startswith('| ') and not line.startswith('| system')}
+
+  peer = workdir / 'resumable_peer'
+  first = rows(run_sitting(3.0))
+  assert set(first) == {'resumable peer'} and 'paused at' in first['resumable peer']
+  assert (peer / 'saved').read_text() == '1\n'  # Stopped by SIGINT, which it saves on.
+  first_s = json.loads((peer / 'segments.json').read_text())['segments'][0]
+  time.sleep(3)  # Between two sittings: not the run's time.
+  second = rows(run_sitting(None))
+  assert '| 5K |' not in second['resumable peer'] and 'reached' not in second['resumable peer']
+  saved = json.loads((peer / 'segments.json').read_text())
+  assert len(saved['segments']) == 2 and saved['outcome']['status'] == 'reached'
+  gap_s = saved['segments'][1]['start_epoch_s'] - first_s['end_epoch_s']
+  assert gap_s >= 3
+  with open(csv_path, newline='') as f:
+    curve = [row for row in csv.DictReader(f) if row['label'] == 'resumable peer']
+  walls = [float(row['wall_s']) for row in curve]
+  frames = [int(row['env_frames']) for row in curve]
+  assert walls == sorted(walls) and frames == sorted(frames)
+  first_sitting_s = first_s['end_epoch_s'] - first_s['start_epoch_s']
+  resumed = [row for row in curve if float(row['episode_return']) == 21]
+  # The second sitting's episodes follow the first's on the run's clock, the gap left out.
+  assert first_sitting_s < float(resumed[0]['wall_s']) < first_sitting_s + gap_s
+  assert 'good peer' in second and '| 5K |' in second['good peer']  # run after it
+  assert (peer / 'sittings').read_text() == '2'
+  third = rows(run_sitting(None))  # Both ended: reported again, neither run.
+  assert third.keys() == second.keys() and (peer / 'sittings').read_text() == '2'
+  assert third['resumable peer'] == second['resumable peer']
 
 
 def test_bad_arguments_are_refused_naming_what_is_accepted():

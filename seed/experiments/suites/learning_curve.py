@@ -25,7 +25,6 @@ from typing import List
 from seed import config
 from seed.process import local_processes as processes
 from seed.run_dir import records
-from seed.run_dir.layout import RunDir
 
 PRESETS = {
     # SAC: one actor with one env, one gradient update per env step.
@@ -50,10 +49,8 @@ def train(args, logdir: str) -> int:
   with processes.sigterm_raises():
     try:
       port = processes.wait_for_port(learner, logdir, poll_s=0.2)
-      for i in range(args.num_actors):
-        actors.append(processes.start_actor(
-            i, args.num_envs, port, gin_flags + [f'--seed={args.seed}'],
-            log_path=RunDir(logdir).actor_log(i), address=actor_address))
+      actors += processes.start_actors(logdir, args.num_actors, args.num_envs, port,
+                                       gin_flags + [f'--seed={args.seed}'], actor_address)
       return learner.wait()
     finally:
       processes.stop(actors)

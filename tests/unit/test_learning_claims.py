@@ -322,10 +322,13 @@ CLAIMS = [
     Claim(PONG_LIFE, PONG_LIFE_LABEL, '| seed 0, `episodic_life`, annealed over 10M | {c −15}M | '
           '{c 0}M | {c 10}M | {c 15}M | **{c 18}M** (0.82 h) | {last} ({best}) | **{e 10.0}** '
           '({emin 10.0} to {emax 10.0}) |'),
-    # Pong with the APPO settings in vtrace.gin (policy_clip, normalised advantages), stopped
-    # at 4.21M to be resumed.
-    Claim(PONG_APPO, PONG_APPO_LABEL, 'It reached −15 at {c −15}M frames (the file before: '
-          '3.38M) and was at {last} at {end}M'),
+    # Pong with the APPO settings in vtrace.gin (policy_clip, normalised advantages),
+    # stopped at +18 by a watcher; greedy at that checkpoint.
+    Claim(PONG_APPO, PONG_APPO_LABEL, '| {c −15}M | {c 0}M | {c 10}M | {c 15}M | **{c 18}M** '
+          '(3.42 h: 0.89 h of pauses, an AVX2-only host) | stopped at {end}M: {last} ({best}) | '
+          '{e 5.86} ({emin 5.86} to {emax 5.86}), at 5.86M |'),
+    Claim(PONG_APPO, PONG_APPO_LABEL, 'passes the check: **+18 at {c 18}M frames**'),
+    Claim(PONG_APPO, PONG_APPO_LABEL, 'passed: +18 at {c 18}M frames (the file before: 6.50M)'),
     Claim(BREAKOUT, BREAKOUT_PPO, '{em 2.11} at 2.1M, {em 4.7} at 4.7M, {em 7.85} at 7.8M, '
           '{em 10.9} at 10.9M, {em 13.23} at 13.2M, {em 16.3} at 16.3M, {em 19.43} at 19.4M, '
           'and the final checkpoint **{e 20.0/1}** ({emin 20.0/1} to {emax 20.0/1}), '

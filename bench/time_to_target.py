@@ -196,6 +196,8 @@ def run(systems, caps: report.Caps, workdir: str, csv_path: str, png_path: str,
   hardware_line = hardware.describe()
   results = []
   for system in systems:
+    if pause_at_epoch_s is not None and time.time() >= pause_at_epoch_s:
+      break  # The sitting is over: this one and those after it start in the next.
     print(f'== {system.label}: {system.config}, {system.layout}; caps '
           f'{caps.wall_text()} or {caps.frames_text()}', flush=True)
     result = system.run(caps, workdir, pause_at_epoch_s=pause_at_epoch_s)
@@ -214,11 +216,14 @@ def run(systems, caps: report.Caps, workdir: str, csv_path: str, png_path: str,
       break
   print('\n'.join(report.table(results, caps, hardware_line)))
   print(f'curves: {csv_path}; figure: {png_path}; runs: {workdir}')
+  left = [s.label for s in systems[len(results):]]
   if results and results[-1].status == 'paused':
-    left = [s.label for s in systems[len(results):]]
     print(f'paused: {results[-1].label} resumes from its own save'
           + (f', then {", ".join(left)}' if left else '')
           + f' when this command runs again with --workdir {workdir}')
+  elif left:
+    print(f'the sitting ended before {", ".join(left)}: they run when this command runs '
+          f'again with --workdir {workdir}')
   return 0
 
 

@@ -55,7 +55,7 @@ def _stop_reason(caps: Caps, segments: Segments, pause_at_epoch_s: Optional[floa
                  now_epoch_s: float) -> str:
   """'wall' once the run's clock reaches the wall cap, 'paused' once the bench's sitting
   is over, else ''."""
-  if segments.elapsed_s() >= caps.wall_s:
+  if segments.elapsed_s(now_epoch_s) >= caps.wall_s:
     return 'wall'
   if pause_at_epoch_s is not None and now_epoch_s >= pause_at_epoch_s:
     return 'paused'
@@ -67,8 +67,7 @@ def _seconds_left(caps: Caps, segments: Segments, pause_at_epoch_s: Optional[flo
   or the sitting's end comes first. (A wait of more than wait_learner's
   LEARNER_FINISHING_S, as HEARTBEAT_S is, sees every actor gone that long within it.)"""
   now = time.time()
-  segments.segments[-1].end_epoch_s = now
-  left = [HEARTBEAT_S, caps.wall_s - segments.elapsed_s()]
+  left = [HEARTBEAT_S, caps.wall_s - segments.elapsed_s(now)]
   if pause_at_epoch_s is not None:
     left.append(pause_at_epoch_s - now)
   return max(0.5, min(left))
@@ -271,7 +270,6 @@ def run_command(label: str, config_text: str, layout: str, command: List[str], c
             break  # It ended by itself: its own step budget, or a failure.
           except subprocess.TimeoutExpired:
             pass
-          segments.segments[-1].end_epoch_s = time.time()  # Saved every heartbeat.
           if time.time() - beat >= HEARTBEAT_S:
             segments.heartbeat()
             beat = time.time()
@@ -297,7 +295,8 @@ def _peer_result(label: str, config_text: str, layout: str, caps: Caps, folder: 
   finished one, else from how the last segment stopped."""
   snapshot = peer_episodes.read_episodes(os.path.join(folder, 'episodes'), segments.bench_s)
   result = Result(label, config_text, layout, 'cap', snapshot.episodes, snapshot.env_frames,
-                  segments.elapsed_s(), stopped_by if stopped_by in ('wall', 'frames') else 'frames')
+                  segments.elapsed_s(),
+                  stopped_by if stopped_by in ('wall', 'frames') else 'frames')
   log_path = os.path.join(folder, 'peer.log')
   if segments.outcome is not None:
     result.status = segments.outcome.status

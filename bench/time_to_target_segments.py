@@ -67,9 +67,13 @@ class Segments:
   def finished(self) -> bool:
     return self.outcome is not None
 
-  def elapsed_s(self) -> float:
-    """The run's wall time so far: every segment's duration."""
-    return sum(s.duration_s for s in self.segments)
+  def elapsed_s(self, now_epoch_s: Optional[float] = None) -> float:
+    """The run's wall time: every segment's duration, the last one's up to
+    `now_epoch_s` if given (it still runs), else to its last heartbeat."""
+    elapsed = sum(s.duration_s for s in self.segments)
+    if now_epoch_s is not None and self.segments:
+      elapsed += max(0.0, now_epoch_s - self.segments[-1].end_epoch_s)
+    return elapsed
 
   def begin(self, now_epoch_s: Optional[float] = None) -> Segment:
     """A new segment from now (the system's launch)."""

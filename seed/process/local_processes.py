@@ -144,8 +144,9 @@ def start_actors(logdir: str, num_actors: int, num_envs: int, port: int,
   """The run's `num_actors` actors (ids 0, 1, ...), `num_envs` envs each, every one
   logging to its own file of the run directory (RunDir.actor_log); start_actor's
   `port`, `address` and `append`."""
-  return [start_actor(actor_id, num_envs, port, flags, log_path=RunDir(logdir).actor_log(actor_id),
-                      append=append, address=address) for actor_id in range(num_actors)]
+  return [start_actor(actor_id, num_envs, port, flags,
+                      log_path=RunDir(logdir).actor_log(actor_id), append=append,
+                      address=address) for actor_id in range(num_actors)]
 
 
 @contextlib.contextmanager

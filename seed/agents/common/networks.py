@@ -155,7 +155,13 @@ def apply_torso(layers: Sequence[keras.layers.Layer], torso: str,
   features come back as float32: bfloat16 keeps float32's range, so no loss scaling is
   needed.
   """
-  x = torso_input(torso, observation_shape, observation, compute_dtype)
+  return apply_torso_layers(layers, torso_input(torso, observation_shape, observation,
+                                                compute_dtype))
+
+
+def apply_torso_layers(layers: Sequence[keras.layers.Layer], x: tf.Tensor) -> tf.Tensor:
+  """The torso's layers on what `torso_input` made, [N, ...] in its compute dtype ->
+  [N, features] float32."""
   for index, layer in enumerate(layers):
     if x.dtype != tf.float32:
       x = _apply_layer_in(layer, x)
@@ -377,12 +383,30 @@ class TorsoNetwork(keras.layers.Layer):
       (features [T * B, F] time-major, time_batch [2] = (T, B), core_state after
       step T - 1).
     """
+    return self._core_unroll_torso_inputs(self.unroll_torso_inputs(observations), done,
+                                          core_state)
+
+  def unroll_torso_inputs(self, observations) -> tf.Tensor:
+    """[T, B, *observation_shape] -> what the torso's first layer takes for each step,
+    [T, B, ...] in the unroll's compute dtype (frames cast, scaled by 1/255 and moved to
+    NHWC). An agent that unrolls the same steps several times (epochs of minibatches)
+    makes them once and takes minibatches of them: the same numbers, without converting
+    every frame again for each update."""
     observations = tf.convert_to_tensor(observations)
-    done = tf.convert_to_tensor(done, tf.bool)
     time_batch = tf.shape(observations)[:2]
+    rows = torso_input(self._torso_name, self._observation_shape,
+                       tf.reshape(observations, (-1,) + self._observation_shape),
+                       self._unroll_torso_dtype)
+    return tf.reshape(rows, tf.concat([time_batch, rows.shape[1:]], 0))
+
+  def _core_unroll_torso_inputs(self, torso_inputs, done, core_state):
+    """`_core_unroll` from `unroll_torso_inputs`' [T, B, ...]."""
+    torso_inputs = tf.convert_to_tensor(torso_inputs)
+    done = tf.convert_to_tensor(done, tf.bool)
+    time_batch = tf.shape(torso_inputs)[:2]
     # The torso has no memory, so all T * B rows go through it in one batch.
-    features = self._torso(tf.reshape(observations, (-1,) + self._observation_shape),
-                           self._unroll_torso_dtype)
+    features = apply_torso_layers(
+        self._torso_layers, tf.reshape(torso_inputs, (-1,) + tuple(torso_inputs.shape[2:])))
     if not self._use_lstm:
       return features, time_batch, ()
     features = tf.reshape(self._lstm_input(features),
@@ -485,7 +509,13 @@ class PolicyValueNetwork(TorsoNetwork):
       (logits [T, B, A], baseline [T, B] (Q [T, B, A] with q_head), core_state after
       step T - 1).
     """
-    features, time_batch, final_state = self._core_unroll(observations, done, core_state)
+    return self.unroll_from_torso_inputs(self.unroll_torso_inputs(observations), done,
+                                         core_state)
+
+  def unroll_from_torso_inputs(self, torso_inputs, done, core_state):
+    """`unroll` from `unroll_torso_inputs(observations)` [T, B, ...]."""
+    features, time_batch, final_state = self._core_unroll_torso_inputs(torso_inputs, done,
+                                                                        core_state)
     logits, baseline = self._heads(features)
     logits = tf.reshape(logits, tf.concat([time_batch, [self._num_actions]], 0))
     baseline = tf.reshape(baseline, tf.concat([time_batch, tf.shape(baseline)[1:]], 0))

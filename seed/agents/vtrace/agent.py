@@ -131,8 +131,10 @@ class VTraceAgent(categorical_acting.CategoricalActingAgent):
     # Step t's flags belong to the transition into observation[t]: they say
     # whether observation[t] starts an episode (reset the LSTM) and, shifted by
     # one, whether transition t -> t+1 ended (discount) or was cut (truncated).
+    # The frames as the torso takes them, made once for all the updates' minibatches.
     batch = _UnrollBatch(
-        observation=observation, done=tf.logical_or(terminated, truncated), action=action,
+        torso_input=self.network.unroll_torso_inputs(observation),
+        done=tf.logical_or(terminated, truncated), action=action,
         behaviour_logits=shapes.time_major(steps.policy_outputs['logits']),
         rewards=rewards,
         discounts=config.discount * (1.0 - tf.cast(terminated[1:], tf.float32)),
@@ -187,8 +189,8 @@ class VTraceAgent(categorical_acting.CategoricalActingAgent):
     variables = self.network.trainable_variables
 
     def loss_fn(shard: '_UnrollBatch'):
-      logits, values, _ = self.network.unroll(shard.observation, shard.done,
-                                               shard.core_state)
+      logits, values, _ = self.network.unroll_from_torso_inputs(
+          shard.torso_input, shard.done, shard.core_state)
       value_scale = 1.0
       if self._popart is not None:
         # The head gives n(x); the loss wants V(x) = sigma * n(x) + mu and sigma.
@@ -229,8 +231,9 @@ class VTraceAgent(categorical_acting.CategoricalActingAgent):
 
 class _UnrollBatch(NamedTuple):
   """What one V-trace update reads, time-major ([T + 1, b, ...] per step, [T, b] per
-  transition), with the unrolls' core states and weights [b, ...]."""
-  observation: tf.Tensor
+  transition), with the unrolls' core states and weights [b, ...]. `torso_input`: the
+  observations as the torso's first layer takes them (network.unroll_torso_inputs)."""
+  torso_input: tf.Tensor
   done: tf.Tensor
   action: tf.Tensor
   behaviour_logits: tf.Tensor
@@ -245,7 +248,7 @@ def _batch_axes(batch: _UnrollBatch) -> _UnrollBatch:
   """Each tensor's unroll axis: 1 in the time-major steps [T (+ 1), b, ...], 0 in the
   per-unroll core state and weights [b, ...]."""
   return _UnrollBatch(
-      observation=1, done=1, action=1, behaviour_logits=1, rewards=1, discounts=1,
+      torso_input=1, done=1, action=1, behaviour_logits=1, rewards=1, discounts=1,
       truncated=1, core_state=tuple(0 for _ in batch.core_state), unroll_weights=0)
 
 
@@ -254,7 +257,7 @@ def _take_unrolls(batch: _UnrollBatch, indices) -> _UnrollBatch:
   def take(x, axis):
     return tf.gather(x, indices, axis=axis)
   fields = {name: take(getattr(batch, name), 1) for name in
-            ('observation', 'done', 'action', 'behaviour_logits', 'rewards', 'discounts',
+            ('torso_input', 'done', 'action', 'behaviour_logits', 'rewards', 'discounts',
              'truncated')}
   return _UnrollBatch(core_state=tuple(take(x, 0) for x in batch.core_state),
                       unroll_weights=take(batch.unroll_weights, 0), **fields)

@@ -64,7 +64,8 @@ def test_inference_samples_the_categorical_and_evaluation_takes_the_argmax(
   action = action.numpy()
   assert action.dtype == np.int32 and action.shape == (64,)
   assert np.all((action >= 0) & (action < spec.num_actions))
-  logits, _ = agent.network.policy_and_value(agent._inputs(observation))  # pylint: disable=protected-access
+  logits, _ = agent.network.policy_and_value(  # pylint: disable=protected-access
+      agent.network.torso_inputs(agent._inputs(observation)))
   log_probs = tf.nn.log_softmax(logits).numpy()
   np.testing.assert_allclose(stored['logits'], logits.numpy(), rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(stored['log_prob'], log_probs[np.arange(64), action],
@@ -125,7 +126,8 @@ def test_bad_torso_or_normalisation_is_refused_by_name(spec, fields, match):
 def test_popart_normalises_the_targets_and_leaves_the_value_unchanged(spec):
   agent = _agent(spec, value_normalization='popart', popart_step_size=0.5, **SMALL)
   rng = np.random.default_rng(3)
-  x = agent._train_inputs(_fifo_sample(agent, spec, rng).data.steps)  # pylint: disable=protected-access
+  x = agent.network.torso_inputs(agent._train_inputs(  # pylint: disable=protected-access
+      _fifo_sample(agent, spec, rng).data.steps))
   returns = tf.constant(rng.normal(200.0, 50.0, [int(x.shape[0])]), tf.float32)
   valid = tf.ones_like(returns)
   before = agent._value(x).numpy()  # pylint: disable=protected-access

@@ -193,7 +193,8 @@ class PPOAgent(tf_agent.TFAgent):
     """
     config = self.config
     batch_unrolls, num_steps = self.batch_unrolls, self.unroll_length + 1
-    x = self._train_inputs(steps)
+    # Made once for the epochs' minibatches (the frames cast, scaled and moved to NHWC).
+    x = self.network.torso_inputs(self._train_inputs(steps))
     values = tf.reshape(self._value(x), [batch_unrolls, num_steps])
     input_shape = tuple(x.shape[1:])
     x = tf.reshape(x, (batch_unrolls, num_steps) + input_shape)
@@ -221,7 +222,8 @@ class PPOAgent(tf_agent.TFAgent):
     return x, flat(advantages), flat(returns), valid, values
 
   def _value(self, x) -> tf.Tensor:
-    """V(x) [N]: the head's output, or with PopArt sigma * n(x) + mu."""
+    """V(x) [N] for `network.torso_inputs(inputs)`: the head's output, or with PopArt
+    sigma * n(x) + mu."""
     value = self.network.value(x)
     return value if self._popart is None else self._popart.denormalize(value)
 

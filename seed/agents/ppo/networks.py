@@ -39,6 +39,10 @@ class GaussianPolicyValue(keras.layers.Layer):
         name='log_std')
     self.built = True
 
+  def torso_inputs(self, x) -> tf.Tensor:
+    """What `value` and the policy take: the flat float inputs as they are."""
+    return tf.convert_to_tensor(x)
+
   def policy(self, x) -> Tuple[tf.Tensor, tf.Tensor]:
     """(mean [N, A], log_std [A]) of the Gaussian over unit-space actions."""
     return self._policy(x), tf.convert_to_tensor(self.log_std)
@@ -88,16 +92,25 @@ class CategoricalPolicyValue(keras.layers.Layer):
           kernel_initializer=seeds.initializer('orthogonal', gain=0.01))
       self._value_head = keras.layers.Dense(
           1, name='value', kernel_initializer=seeds.initializer('orthogonal', gain=1.0))
-      self.policy_and_value(tf.zeros((1,) + self._observation_shape,
-                                     tf.as_dtype(np.dtype(observation_dtype))))
+      self.policy_and_value(self.torso_inputs(
+          tf.zeros((1,) + self._observation_shape, tf.as_dtype(np.dtype(observation_dtype)))))
     self.built = True
 
   def _torso_layers(self) -> List[keras.layers.Layer]:
     return [getattr(self, f'_torso_layer_{i}') for i in range(self._num_torso_layers)]
 
-  def _features(self, x):
-    return shared.apply_torso(self._torso_layers(), self._torso_name, self._observation_shape,
-                              tf.convert_to_tensor(x))
+  def torso_inputs(self, x) -> tf.Tensor:
+    """What `policy_and_value` and `value` take for inputs [N, D] (mlp) or [N, C, H, W]
+    (images): the MLPs' inputs as they are; the frames as the torso's first layer takes
+    them (cast, scaled by 1/255, NHWC). A train step that passes over its batch several
+    times (epochs of minibatches) makes them once and takes minibatches of them."""
+    x = tf.convert_to_tensor(x)
+    if self._torso_name == 'mlp':
+      return x
+    return shared.torso_input(self._torso_name, self._observation_shape, x)
+
+  def _features(self, torso_inputs):
+    return shared.apply_torso_layers(self._torso_layers(), torso_inputs)
 
   def layer_outputs(self, observations) -> List[Tuple[str, tf.Tensor]]:
     """Each torso layer's output for observations [N, C, H, W] (Flatten's left out), for
@@ -107,20 +120,21 @@ class CategoricalPolicyValue(keras.layers.Layer):
     return shared.torso_layer_outputs(self._torso_layers(), self._torso_name, observations)
 
   def policy_and_value(self, x) -> Tuple[tf.Tensor, tf.Tensor]:
-    """(logits [N, A], value [N]) for inputs [N, D] (mlp) or [N, C, H, W] (images)."""
+    """(logits [N, A], value [N]) for `torso_inputs(inputs)`."""
     if self._torso_name == 'mlp':
       return self._policy(x), tf.squeeze(self._value(x), -1)
     features = self._features(x)
     return self._policy_head(features), tf.squeeze(self._value_head(features), -1)
 
   def logits(self, x) -> tf.Tensor:
-    """Policy logits [N, A] alone: acting needs no value (the MLP case skips its MLP)."""
+    """Policy logits [N, A] alone for inputs [N, D] (mlp) or [N, C, H, W] (images):
+    acting needs no value (the MLP case skips its MLP)."""
     if self._torso_name == 'mlp':
       return self._policy(x)
-    return self._policy_head(self._features(x))
+    return self._policy_head(self._features(self.torso_inputs(x)))
 
   def value(self, x) -> tf.Tensor:
-    """V(x) [N]."""
+    """V(x) [N] for `torso_inputs(inputs)`."""
     if self._torso_name == 'mlp':
       return tf.squeeze(self._value(x), -1)
     return tf.squeeze(self._value_head(self._features(x)), -1)
@@ -196,8 +210,9 @@ class CategoricalPolicy:
     return tf.reshape(tf.cast(steps.action[:, :-1], tf.int32), [-1])
 
   def log_prob_entropy_and_value(self, x, actions) -> Tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-    """As the Gaussian policy's, from one pass: image observations share a torso, which a
-    second pass for the value would run (and differentiate) twice a minibatch."""
+    """As the Gaussian policy's, for `network.torso_inputs(inputs)`, from one pass: image
+    observations share a torso, which a second pass for the value would run (and
+    differentiate) twice a minibatch."""
     logits, value = self.network.policy_and_value(x)
     return (distributions.categorical_log_prob(logits, actions),
             tf.reduce_mean(distributions.categorical_entropy(logits)), value)

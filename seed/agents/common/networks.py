@@ -317,10 +317,11 @@ class TorsoNetwork(keras.layers.Layer):
     zeros = tf.zeros([batch_size, self._lstm_size], tf.float32)
     return (zeros, zeros)
 
-  def _torso(self, observation: tf.Tensor, compute_dtype: str = 'float32') -> tf.Tensor:
-    """[N, *observation_shape] -> [N, features] float32."""
+  def _torso(self, observation: tf.Tensor) -> tf.Tensor:
+    """[N, *observation_shape] -> [N, features] float32, in float32 (one step: acting;
+    an unroll's compute dtype applies through `unroll_torso_inputs`)."""
     return apply_torso(self._torso_layers, self._torso_name, self._observation_shape,
-                       observation, compute_dtype)
+                       observation)
 
   def layer_outputs(self, observation) -> List[Tuple[str, tf.Tensor]]:
     """Each torso layer's output for [N, *observation_shape] (Flatten's left out),

@@ -102,7 +102,8 @@ def table(runs: Sequence[Run]) -> str:
     for run in (r for r in runs if r.game == game):
       means = ' | '.join(_number(run.mean_by(f)) for f in AT_FRAMES)
       greedy = ('' if run.greedy is None else
-                f'{np.mean(run.greedy):.1f} ± {np.std(run.greedy):.1f} ({len(run.greedy)})')
+                f'{_number(np.mean(run.greedy))} ± {_number(np.std(run.greedy))} '
+                f'({len(run.greedy)})')
       lines.append(f'| {run.agent} | {game} | {run.config} | '
                    f'{run.trained_frames / 1e6:.2f}M | {means} | {greedy} |')
     for source, values in refs.PUBLISHED.items():

@@ -160,7 +160,7 @@ def test_the_results_table_blanks_frames_a_run_did_not_reach_and_gives_atari5(tm
   assert pong.mean_by(10_000_000) is None  # stopped at 7M
   assert pong.greedy is not None and pong.greedy.tolist() == [1e9]  # the last evaluation
   text = atari_results.table(runs)
-  assert '| V-trace | Pong | vtrace.gin | 7.00M | 163.5 |  |  | 1000000000.0 ± 0.0 (1) |' in text
+  assert '| V-trace | Pong | vtrace.gin | 7.00M | 163.5 |  |  | 1,000,000,000 ± 0.0 (1) |' in text
   assert '| *RLlib IMPALA* | Qbert | published: training episodes, no sticky actions' in text
   at_10m = refs.atari5_estimate({g: np.mean(np.arange(200, 300)) for g in refs.ATARI5_GAMES})
   assert f'{at_10m:.1f}% at 10M (Dopamine DQN 10%, Dopamine Rainbow 43%, Dopamine IQN 68%)' in text

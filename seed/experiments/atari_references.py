@@ -94,6 +94,14 @@ RANDOM_AND_HUMAN: Mapping[str, Tuple[float, float]] = {
 }
 
 
+def return_text(value: Optional[float]) -> str:
+  """A game's return as the docs' tables print it: thousands separated and whole from
+  1,000 up (BattleZone's 5,680), one decimal below (Pong's 18.4); '' for None."""
+  if value is None:
+    return ''
+  return f'{value:,.0f}' if abs(value) >= 1000 else f'{value:.1f}'
+
+
 def human_normalised(game: str, score: float) -> float:
   """100 * (score - random) / (human - random): 0 plays like random, 100 like a human."""
   if game not in RANDOM_AND_HUMAN:

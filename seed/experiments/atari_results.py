@@ -86,12 +86,6 @@ def load_run(entry: dict, figures: str) -> Run:
              np.array([float(r['episode_return']) for r in training]), greedy)
 
 
-def _number(value: Optional[float]) -> str:
-  if value is None:
-    return ''
-  return f'{value:,.0f}' if abs(value) >= 1000 else f'{value:.1f}'
-
-
 def table(runs: Sequence[Run]) -> str:
   """Runs grouped by game, each game's published values under its runs in the same
   columns (their protocol in the config column)."""
@@ -100,15 +94,15 @@ def table(runs: Sequence[Run]) -> str:
            'the end (episodes) |', '|---|---|---|---:|---:|---:|---:|---|']
   for game in dict.fromkeys(run.game for run in runs):
     for run in (r for r in runs if r.game == game):
-      means = ' | '.join(_number(run.mean_by(f)) for f in AT_FRAMES)
+      means = ' | '.join(refs.return_text(run.mean_by(f)) for f in AT_FRAMES)
       greedy = ('' if run.greedy is None else
-                f'{_number(np.mean(run.greedy))} ± {_number(np.std(run.greedy))} '
+                f'{refs.return_text(np.mean(run.greedy))} ± {refs.return_text(np.std(run.greedy))} '
                 f'({len(run.greedy)})')
       lines.append(f'| {run.agent} | {game} | {run.config} | '
                    f'{run.trained_frames / 1e6:.2f}M | {means} | {greedy} |')
     for source, values in refs.PUBLISHED.items():
       if game in values:
-        means = ' | '.join(_number(values[game][refs.FRAMES.index(f)]) for f in AT_FRAMES)
+        means = ' | '.join(refs.return_text(values[game][refs.FRAMES.index(f)]) for f in AT_FRAMES)
         lines.append(f'| *{source.name}* | {game} | published: {source.protocol} | | '
                      f'{means} | |')
   estimates = atari5_lines(runs)

@@ -114,8 +114,9 @@ class ShortRun(ValueError):
 def score(curve: Curve, frames: int) -> GameScore:
   """The game's score at `frames`; ShortRun naming the game and what it has."""
   if curve.trained_frames < frames:
-    raise ShortRun(f'{curve.game}: {curve.where} trained {curve.trained_frames:,} frames, '
-                   f'short of {frames:,}')
+    trained = (f'trained {curve.trained_frames:,} frames' if curve.trained_frames
+               else 'has not started')
+    raise ShortRun(f'{curve.game}: {curve.where} {trained}, short of {frames:,}')
   returns = curve.returns[curve.frames <= frames]
   if len(returns) < MIN_EPISODES:
     raise ShortRun(f'{curve.game}: {curve.where} has {len(returns)} episodes by '
@@ -220,9 +221,9 @@ def markdown(result: Report) -> str:
   lines = [header, '|---|---:|---:|' + '---:|' * len(sources)]
   for s in result.scores:
     published = refs.published_at(s.game, result.frames) if sources else {}
-    cells = [f'{published[src]:,.1f}' if src in published else '' for src in sources]
-    lines.append(''.join([f'| {s.game} | {s.score:,.1f} ({s.episodes}) | {s.hns:.1f}% |']
-                         + [f' {cell} |' for cell in cells]))
+    cells = [refs.return_text(published.get(src)) for src in sources]
+    lines.append(''.join([f'| {s.game} | {refs.return_text(s.score)} ({s.episodes}) | '
+                          f'{s.hns:.1f}% |'] + [f' {cell} |' for cell in cells]))
   lines.append('')
   if result.estimate is None:
     lines.append('No Atari-5 estimate: ' + ('; '.join(result.short) if result.short

@@ -135,13 +135,17 @@ def torso_input(torso: str, observation_shape: Sequence[int], observation: tf.Te
   torsos move channels-first observations to NHWC; the MLP flattens.
   """
   dtype = tf.as_dtype(compute_dtype)
-  x = tf.cast(observation, dtype)
+  x = observation
+  if torso != 'mlp' and image_layout(observation_shape) == 'channels_first':
+    # [N, C, H, W] -> [N, H, W, C] before the cast: uint8 frames move a quarter of the
+    # bytes float32 ones would (V-trace's batch of 1,032 Atari frames: 137 ms against
+    # 227 on a 2-core AVX2 host, docs/performance.md).
+    x = tf.transpose(x, [0, 2, 3, 1])
+  x = tf.cast(x, dtype)
   if observation.dtype == tf.uint8:
     x = x * tf.constant(1.0 / 255.0, dtype)
   if torso == 'mlp':
     return tf.reshape(x, [tf.shape(x)[0], int(np.prod(observation_shape))])
-  if image_layout(observation_shape) == 'channels_first':
-    return tf.transpose(x, [0, 2, 3, 1])  # [N, C, H, W] -> [N, H, W, C].
   return x
 
 

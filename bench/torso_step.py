@@ -3,6 +3,7 @@ first layer's kernel gradient both ways, and the whole train step.
 
   python -m bench.torso_step                 # everything, about a minute on 2 cores
   python -m bench.torso_step --parts layers  # matmul, layers, kernel gradient only
+  python -m bench.torso_step --parts profile # the train step's ops, by TensorFlow's profiler
 
 Prints one JSON line: the CPU (bench/hardware.py), a float32 matmul's GFLOP/s (2048^3),
 each torso layer's forward and forward+backward milliseconds on a minibatch of 256
@@ -10,11 +11,19 @@ frames (one of V-trace's 16 updates per batch in gin/atari/vtrace.gin), the firs
 layer's kernel gradient as TensorFlow's Conv2DBackpropFilter and as
 seed.agents.common.strided_conv computes it, and the median of `--steps` V-trace train
 steps (gin/atari/vtrace.gin, 8 unrolls of 129 random Pong-sized frames, 18 actions).
+The profile part runs `--steps` train steps under TensorFlow's profiler and gives each op
+its thread-milliseconds per step (summed over TensorFlow's compute threads, so they add
+up to about the step's wall time times the threads busy), the `--top` largest; an op
+inside the updates' loop is named without the loop's prefix.
 Run it with nothing else on the machine: docs/performance.md, "The first layer's kernel
 gradient".
 """
 import argparse
+import collections
+import glob
 import json
+import re
+import tempfile
 import time
 
 import numpy as np
@@ -67,8 +76,9 @@ def kernel_gradient_ms():
           round(1e3 * median_s(lambda: forward().numpy(), CALLS), 1))
 
 
-def vtrace_step_s(steps: int):
-  """Seconds of each of `steps` V-trace train steps of gin/atari/vtrace.gin (one traced first)."""
+def vtrace_agent_and_sample():
+  """A V-trace agent of gin/atari/vtrace.gin for 18 actions and a sample of one batch of
+  random Pong-sized frames (agent, types.Sample)."""
   from seed import agents, config as config_lib, types  # pylint: disable=import-outside-toplevel
   from seed.envs import spec as spec_lib  # pylint: disable=import-outside-toplevel
   agents.register_gin_configurables('vtrace')
@@ -91,6 +101,12 @@ def vtrace_step_s(steps: int):
           np.asarray(x) for x in agent.initial_core_state(rows)),
                         env_id=np.arange(rows, dtype=np.int64)),
       weights=np.ones(rows, np.float32))
+  return agent, sample
+
+
+def vtrace_step_s(steps: int):
+  """Seconds of each of `steps` V-trace train steps of gin/atari/vtrace.gin (one traced first)."""
+  agent, sample = vtrace_agent_and_sample()
   agent.train_step(sample)
   times = []
   for _ in range(steps):
@@ -100,12 +116,54 @@ def vtrace_step_s(steps: int):
   return times
 
 
+# The updates' loop names its ops 'while/body/_<k>/while/...' and their gradients
+# '.../gradient_tape/while/...' (the first update, outside it, plainly): dropped, so an
+# op reads the same in and out of the loop.
+_LOOP_SCOPES = re.compile(r'while/body/_\d+/|while/')
+
+
+def op_profile_ms(steps: int, top: int):
+  """(median step seconds while profiled, {op: thread-ms per step}) of `steps` V-trace
+  train steps under TensorFlow's profiler, the `top` largest ops."""
+  import tensorflow as tf  # pylint: disable=import-outside-toplevel
+  # The profile's own format (XSpace); read here without TensorBoard's profile plugin.
+  from tensorflow.tsl.profiler.protobuf import xplane_pb2  # pylint: disable=import-outside-toplevel
+  agent, sample = vtrace_agent_and_sample()
+  agent.train_step(sample)
+  with tempfile.TemporaryDirectory() as logdir:
+    tf.profiler.experimental.start(logdir)
+    times = []
+    for _ in range(steps):
+      start = time.perf_counter()
+      agent.train_step(sample)
+      times.append(time.perf_counter() - start)
+    tf.profiler.experimental.stop()
+    space = xplane_pb2.XSpace()
+    with open(glob.glob(f'{logdir}/**/*.xplane.pb', recursive=True)[0], 'rb') as f:
+      space.ParseFromString(f.read())
+  ms = collections.Counter()
+  for plane in space.planes:
+    for line in plane.lines:
+      if not line.name.startswith('tf_Compute'):
+        continue
+      for event in line.events:
+        name = plane.event_metadata[event.metadata_id].name
+        if ':' in name and '::' not in name:  # an op ('scope/name:Type'), not the executor
+          ms[_LOOP_SCOPES.sub('', name)] += event.duration_ps / 1e9 / steps
+  return float(np.median(times)), {name: round(value, 1) for name, value in ms.most_common(top)}
+
+
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-  parser.add_argument('--parts', default='layers,step', help='layers, step or both')
+  parser.add_argument('--parts', default='layers,step', help='comma-separated: layers, step, profile')
   parser.add_argument('--steps', type=int, default=5, help='V-trace train steps timed')
+  parser.add_argument('--top', type=int, default=25, help='ops the profile part lists')
   args = parser.parse_args(argv)
   parts = set(args.parts.split(','))
+  unknown = parts - {'layers', 'step', 'profile'}
+  if unknown:
+    parser.error(f'--parts {args.parts}: unknown {", ".join(sorted(unknown))}; '
+                 'accepted: layers, step, profile')
   result = {'cpu': hardware.describe()}
   if 'layers' in parts:
     import tensorflow as tf  # pylint: disable=import-outside-toplevel
@@ -116,6 +174,10 @@ def main(argv=None) -> None:
     times = vtrace_step_s(args.steps)
     result['vtrace_step_s'] = times
     result['vtrace_step_median_s'] = float(np.median(times))
+  if 'profile' in parts:
+    step_s, ops = op_profile_ms(args.steps, args.top)
+    result['profiled_step_median_s'] = round(step_s, 3)
+    result['op_thread_ms_per_step'] = ops
   print(json.dumps(result))
 
 

@@ -296,3 +296,19 @@ def test_the_run_profile_finds_a_running_learner_and_its_actors(tmp_path):
       [sys.executable, '-m', 'bench.run_profile', f'--logdir={tmp_path / "none"}',
        '--window_s=1'], capture_output=True, text=True, env=_env(), cwd=REPO, timeout=60)
   assert gone.returncode != 0 and 'no learner running' in gone.stderr, gone.stderr
+
+
+def test_the_torso_step_profile_names_the_train_steps_ops():
+  # One profiled V-trace step at gin/atari/vtrace.gin's sizes: conv_1's kernel gradient
+  # is among the ops it names, the updates' loop scopes dropped from their names.
+  result = subprocess.run(
+      [sys.executable, '-m', 'bench.torso_step', '--parts', 'profile', '--steps', '1',
+       '--top', '40'], capture_output=True, text=True, env=_env(), cwd=REPO, timeout=280)
+  assert result.returncode == 0, result.stdout + result.stderr
+  ops = json.loads(result.stdout.splitlines()[-1])['op_thread_ms_per_step']
+  assert any('conv_1' in name and 'Conv2DBackpropFilter' in name for name in ops), ops
+  assert not any('while/' in name for name in ops), ops
+  assert all(ms >= 0 for ms in ops.values())
+  refused = subprocess.run([sys.executable, '-m', 'bench.torso_step', '--parts', 'layer'],
+                           capture_output=True, text=True, env=_env(), cwd=REPO, timeout=60)
+  assert refused.returncode == 2 and 'accepted: layers, step, profile' in refused.stderr

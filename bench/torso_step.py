@@ -108,11 +108,16 @@ def vtrace_step_s(steps: int):
   """Seconds of each of `steps` V-trace train steps of gin/atari/vtrace.gin (one traced first)."""
   agent, sample = vtrace_agent_and_sample()
   agent.train_step(sample)
+  return [round(t, 3) for t in _step_times(agent, sample, steps)]
+
+
+def _step_times(agent, sample, steps: int):
+  """Seconds of each of `steps` calls of agent.train_step(sample)."""
   times = []
   for _ in range(steps):
     start = time.perf_counter()
     agent.train_step(sample)
-    times.append(round(time.perf_counter() - start, 3))
+    times.append(time.perf_counter() - start)
   return times
 
 
@@ -132,11 +137,7 @@ def op_profile_ms(steps: int, top: int):
   agent.train_step(sample)
   with tempfile.TemporaryDirectory() as logdir:
     tf.profiler.experimental.start(logdir)
-    times = []
-    for _ in range(steps):
-      start = time.perf_counter()
-      agent.train_step(sample)
-      times.append(time.perf_counter() - start)
+    times = _step_times(agent, sample, steps)
     tf.profiler.experimental.stop()
     space = xplane_pb2.XSpace()
     with open(glob.glob(f'{logdir}/**/*.xplane.pb', recursive=True)[0], 'rb') as f:
@@ -155,7 +156,8 @@ def op_profile_ms(steps: int, top: int):
 
 def main(argv=None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-  parser.add_argument('--parts', default='layers,step', help='comma-separated: layers, step, profile')
+  parser.add_argument('--parts', default='layers,step',
+                      help='comma-separated: layers, step, profile')
   parser.add_argument('--steps', type=int, default=5, help='V-trace train steps timed')
   parser.add_argument('--top', type=int, default=25, help='ops the profile part lists')
   args = parser.parse_args(argv)

@@ -96,8 +96,8 @@ def table(runs: Sequence[Run]) -> str:
     for run in (r for r in runs if r.game == game):
       means = ' | '.join(refs.return_text(run.mean_by(f)) for f in AT_FRAMES)
       greedy = ('' if run.greedy is None else
-                f'{refs.return_text(np.mean(run.greedy))} ± {refs.return_text(np.std(run.greedy))} '
-                f'({len(run.greedy)})')
+                f'{refs.return_text(np.mean(run.greedy))} ± '
+                f'{refs.return_text(np.std(run.greedy))} ({len(run.greedy)})')
       lines.append(f'| {run.agent} | {game} | {run.config} | '
                    f'{run.trained_frames / 1e6:.2f}M | {means} | {greedy} |')
     for source, values in refs.PUBLISHED.items():

@@ -89,7 +89,8 @@ def test_scores_and_estimate_from_curve_files(tmp_path, capsys):
   assert code == 0, out
   mean = np.mean(np.arange(200, 300))  # the last 100 of 300 episodes
   expected = refs.atari5_estimate({game: mean for game in refs.ATARI5_GAMES})
-  assert f'| Qbert | {refs.return_text(mean)} (100) | {refs.human_normalised("Qbert", mean):.1f}% |' in out
+  qbert = refs.human_normalised('Qbert', mean)
+  assert f'| Qbert | {refs.return_text(mean)} (100) | {qbert:.1f}% |' in out
   assert f'{expected:.1f}%' in out
   assert 'Dopamine Rainbow 43.1%' in out and 'no sticky actions' in out
   # Only the episodes that ended by --frames count.
@@ -144,7 +145,7 @@ def test_run_directories_count_once_finished(tmp_path, capsys):
   # A game the suite has not reached yet has no run directory.
   shutil.rmtree(root / atari5.run_name('Qbert', 0))
   assert atari5.main(['report', '--root', str(root)]) == 1
-  assert 'Qbert__seed=0 has not started, short of 10,000,000' in capsys.readouterr().out
+  assert 'Qbert__seed=0 has no episodes yet, short of 10,000,000' in capsys.readouterr().out
 
 
 def test_the_results_table_blanks_frames_a_run_did_not_reach_and_gives_atari5(tmp_path):

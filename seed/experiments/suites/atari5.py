@@ -115,7 +115,7 @@ def score(curve: Curve, frames: int) -> GameScore:
   """The game's score at `frames`; ShortRun naming the game and what it has."""
   if curve.trained_frames < frames:
     trained = (f'trained {curve.trained_frames:,} frames' if curve.trained_frames
-               else 'has not started')
+               else 'has no episodes yet')
     raise ShortRun(f'{curve.game}: {curve.where} {trained}, short of {frames:,}')
   returns = curve.returns[curve.frames <= frames]
   if len(returns) < MIN_EPISODES:
